@@ -1,0 +1,21 @@
+//! sea-orm entities of the Ensemble database, one table per file.
+//!
+//! Conventions shared by every table:
+//! - addresses, nodes and hashes are lowercase `0x`-prefixed hex text, so both SQLite and
+//!   PostgreSQL compare and index them the same way and GraphQL can hand them out unchanged;
+//! - `uint256` amounts (costs, premiums) are decimal text, because neither engine has a
+//!   portable 256-bit integer;
+//! - timestamps and expiries are seconds since the epoch in `i64`; contract values beyond
+//!   `i64::MAX` (a NameWrapper "never expires") are clamped to `i64::MAX`.
+//!
+//! The entities carry no I/O and no GraphQL derives: `graphql/` wraps them in its own types.
+
+pub mod checkpoint;
+pub mod domain;
+pub mod label;
+pub mod registration;
+pub mod renewal;
+pub mod resolver_address;
+pub mod resolver_record;
+pub mod resolver_text;
+pub mod rpc_cache;

@@ -1,0 +1,15 @@
+//! Omnigraph-style GraphQL schema over the Ensemble database, with no web framework inside:
+//! [`build_schema`] returns an async-graphql schema that any server can execute.
+//!
+//! Layout: [`schema`] builds it and sets the limits, [`query`] is the root, `types/` wraps
+//! the sea-orm models (never exposed directly), [`connection`] is the Relay keyset pagination,
+//! [`name`] validates user-supplied names, [`error`] maps failures to stable error codes.
+
+pub mod connection;
+pub mod error;
+pub mod name;
+pub mod query;
+pub mod schema;
+pub mod types;
+
+pub use schema::{EnsSchema, build_schema};

@@ -1,0 +1,113 @@
+//! Validation of user-supplied names and addresses. A name is accepted when every label is
+//! ENSIP-15 normalized or an encoded labelhash `[64 hex]`; that is exactly the form names are
+//! materialized in, so a valid name is looked up by equality.
+
+use std::sync::LazyLock;
+
+use async_graphql::Error;
+use ens_normalize_rs::EnsNameNormalizer;
+
+use crate::error::{code, coded};
+
+/// Longest name accepted, bytes.
+pub const MAX_NAME_BYTES: usize = 4096;
+/// Most labels accepted (the Omnigraph's limit).
+pub const MAX_NAME_DEPTH: usize = 16;
+
+/// The normalizer's tables are immutable and costly to build: one shared instance.
+static NORMALIZER: LazyLock<EnsNameNormalizer> = LazyLock::new(EnsNameNormalizer::default);
+
+fn is_encoded_label_hash(label: &str) -> bool {
+    label.len() == 66
+        && label.starts_with('[')
+        && label.ends_with(']')
+        && label[1..65]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Checks an interpreted name.
+pub fn validate_name(name: &str) -> Result<(), Error> {
+    if name.len() > MAX_NAME_BYTES {
+        return Err(coded(
+            code::INVALID_NAME,
+            format!("name is longer than {MAX_NAME_BYTES} bytes"),
+        ));
+    }
+    let labels: Vec<&str> = name.split('.').collect();
+    if labels.len() > MAX_NAME_DEPTH {
+        return Err(coded(
+            code::INVALID_NAME,
+            format!("name has more than {MAX_NAME_DEPTH} labels"),
+        ));
+    }
+    for label in labels {
+        if label.is_empty() {
+            return Err(coded(code::INVALID_NAME, "name has an empty label"));
+        }
+        if is_encoded_label_hash(label) {
+            continue;
+        }
+        if NORMALIZER.normalize(label).ok().as_deref() != Some(label) {
+            let shown: String = label.chars().take(64).collect();
+            return Err(coded(
+                code::INVALID_NAME,
+                format!("label {shown:?} is not ENSIP-15 normalized"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Parses and lowercases a `0x` address.
+pub fn parse_address(text: &str) -> Result<String, Error> {
+    text.parse::<alloy::primitives::Address>()
+        .map(|a| format!("{a:#x}"))
+        .map_err(|_| coded(code::INVALID_ARGUMENT, "not a 20-byte hex address"))
+}
+
+/// Parses and lowercases a `0x` 32-byte node.
+pub fn parse_node(text: &str) -> Result<String, Error> {
+    text.parse::<alloy::primitives::B256>()
+        .map(|n| format!("{n:#x}"))
+        .map_err(|_| coded(code::INVALID_ARGUMENT, "not a 32-byte hex node"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_interpreted_names() {
+        for name in [
+            "eth",
+            "vitalik.eth",
+            &format!("[{}].eth", "ab".repeat(32)),
+            "🚀.eth",
+        ] {
+            assert!(validate_name(name).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn rejects_the_rest_with_a_code() {
+        for name in [
+            "",
+            "Vitalik.eth",
+            "a..eth",
+            "[zz].eth",
+            &"a.".repeat(17),
+            &"a".repeat(5000),
+        ] {
+            let err = validate_name(name).unwrap_err();
+            assert_eq!(
+                err.extensions
+                    .as_ref()
+                    .and_then(|e| e.get("code"))
+                    .map(|v| v.to_string()),
+                Some("\"INVALID_NAME\"".to_owned()),
+                "{name:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The query root: `domain`, `domains`, `account`, `resolver`.
+
+use async_graphql::{Context, Error, InputObject, Object, OneofObject};
+use entities::domain;
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+
+use crate::{
+    connection::{DomainConnection, DomainFilter},
+    error::{code, coded, internal},
+    name::{parse_address, validate_name},
+    types::{Account, Domain, Resolver},
+};
+
+/// Most names accepted by `domains(where: {name: {in: [...]}})`.
+pub const MAX_NAMES_IN: usize = 100;
+
+/// How to find one domain.
+#[derive(Debug, OneofObject)]
+pub enum DomainIdInput {
+    /// Domain id.
+    Id(String),
+    /// Interpreted name.
+    Name(String),
+}
+
+/// How to find an account.
+#[derive(Debug, OneofObject)]
+pub enum AccountByInput {
+    /// Address.
+    Address(String),
+    /// Address (the account id).
+    Id(String),
+}
+
+/// How to find a resolver.
+#[derive(Debug, OneofObject)]
+pub enum ResolverIdInput {
+    /// The contract.
+    Contract(crate::types::AccountIdInput),
+    /// `${chainId}-${address}`.
+    Id(String),
+}
+
+/// Name filter of `domains`.
+#[derive(Debug, OneofObject)]
+pub enum DomainsNameFilter {
+    /// Exact name.
+    Eq(String),
+    /// Any of these names (at most 100).
+    In(Vec<String>),
+    /// Prefix (at least one character).
+    StartsWith(String),
+}
+
+/// Filter of `domains`.
+#[derive(Debug, InputObject)]
+pub struct DomainsWhereInput {
+    /// By canonical name.
+    pub name: DomainsNameFilter,
+}
+
+/// The query root.
+#[derive(Debug)]
+pub struct Query;
+
+#[Object]
+impl Query {
+    /// One domain by id or name.
+    async fn domain(&self, ctx: &Context<'_>, by: DomainIdInput) -> Result<Option<Domain>, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        let query = match by {
+            DomainIdInput::Id(id) => domain::Entity::find_by_id(id),
+            DomainIdInput::Name(name) => {
+                validate_name(&name)?;
+                domain::Entity::find().filter(domain::Column::Name.eq(name))
+            }
+        };
+        Ok(query.one(db).await.map_err(internal)?.map(Domain))
+    }
+
+    /// Domains by name, ordered by name.
+    async fn domains(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(name = "where")] filter: DomainsWhereInput,
+        first: Option<i32>,
+        after: Option<String>,
+    ) -> Result<DomainConnection, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        let filter = match filter.name {
+            DomainsNameFilter::Eq(name) => {
+                validate_name(&name)?;
+                DomainFilter::NameEq(name)
+            }
+            DomainsNameFilter::In(names) => {
+                if names.len() > MAX_NAMES_IN {
+                    return Err(coded(
+                        code::INVALID_ARGUMENT,
+                        format!("in accepts at most {MAX_NAMES_IN} names"),
+                    ));
+                }
+                for name in &names {
+                    validate_name(name)?;
+                }
+                DomainFilter::NameIn(names)
+            }
+            DomainsNameFilter::StartsWith(prefix) => {
+                if prefix.is_empty() || prefix.len() > crate::name::MAX_NAME_BYTES {
+                    return Err(coded(
+                        code::INVALID_ARGUMENT,
+                        "starts_with needs 1 to 4096 bytes",
+                    ));
+                }
+                // Names are normalized, hence lowercase: match case-insensitively on every engine.
+                DomainFilter::NameStartsWith(prefix.to_lowercase())
+            }
+        };
+        DomainConnection::load(db, filter, first, after).await
+    }
+
+    /// Any account (it need not own anything).
+    async fn account(&self, by: AccountByInput) -> Result<Account, Error> {
+        let (AccountByInput::Address(a) | AccountByInput::Id(a)) = by;
+        Ok(Account(parse_address(&a)?))
+    }
+
+    /// A resolver contract.
+    async fn resolver(&self, by: ResolverIdInput) -> Result<Resolver, Error> {
+        let (chain_id, address) = match by {
+            ResolverIdInput::Contract(c) => (c.chain_id, c.address),
+            ResolverIdInput::Id(id) => {
+                let (chain, address) = id.split_once('-').ok_or_else(|| {
+                    coded(
+                        code::INVALID_ARGUMENT,
+                        "resolver id is ${chainId}-${address}",
+                    )
+                })?;
+                let chain = chain.parse().map_err(|_| {
+                    coded(
+                        code::INVALID_ARGUMENT,
+                        "resolver id is ${chainId}-${address}",
+                    )
+                })?;
+                (chain, address.to_owned())
+            }
+        };
+        Ok(Resolver {
+            chain_id,
+            address: parse_address(&address)?,
+        })
+    }
+}

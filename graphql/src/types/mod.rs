@@ -1,0 +1,14 @@
+//! GraphQL object types, each wrapping a sea-orm model.
+
+mod account;
+mod domain;
+mod registration;
+mod resolver;
+
+pub use account::Account;
+pub use domain::{CanonicalName, Domain, DomainCanonical, DomainResolver, Label};
+pub use registration::Registration;
+pub use resolver::{
+    AccountId, AccountIdInput, AddressRecord, NameOrNodeInput, Resolver, ResolverRecords,
+    TextRecord,
+};

@@ -1,0 +1,217 @@
+//! `Resolver` and its records.
+
+use async_graphql::{Context, Error, InputObject, Object, OneofObject, SimpleObject};
+use entities::{resolver_address, resolver_record, resolver_text};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+
+use crate::{error::internal, name};
+
+/// A contract on a chain.
+#[derive(Clone, Debug, SimpleObject)]
+pub struct AccountId {
+    /// Chain id.
+    pub chain_id: i64,
+    /// Address.
+    pub address: String,
+}
+
+/// A contract on a chain, as input.
+#[derive(Clone, Debug, InputObject)]
+pub struct AccountIdInput {
+    /// Chain id.
+    pub chain_id: i64,
+    /// Address.
+    pub address: String,
+}
+
+/// Which records: by name or by node.
+#[derive(Debug, OneofObject)]
+pub enum NameOrNodeInput {
+    /// An interpreted name.
+    Name(String),
+    /// A namehash.
+    Node(String),
+}
+
+/// A resolver contract.
+#[derive(Clone, Debug)]
+pub struct Resolver {
+    /// Chain id.
+    pub chain_id: i64,
+    /// Address (lowercase hex).
+    pub address: String,
+}
+
+#[Object]
+impl Resolver {
+    /// `${chainId}-${address}`.
+    async fn id(&self) -> String {
+        format!("{}-{}", self.chain_id, self.address)
+    }
+
+    /// The contract.
+    async fn contract(&self) -> AccountId {
+        AccountId {
+            chain_id: self.chain_id,
+            address: self.address.clone(),
+        }
+    }
+
+    /// The records this resolver holds for one name or node.
+    #[graphql(name = "records_")]
+    async fn records_by(
+        &self,
+        ctx: &Context<'_>,
+        by: NameOrNodeInput,
+    ) -> Result<Option<ResolverRecords>, Error> {
+        let node = match by {
+            NameOrNodeInput::Node(node) => name::parse_node(&node)?,
+            NameOrNodeInput::Name(text) => {
+                name::validate_name(&text)?;
+                let db = ctx.data::<DatabaseConnection>()?;
+                match entities::domain::Entity::find()
+                    .filter(entities::domain::Column::Name.eq(text))
+                    .filter(entities::domain::Column::ChainId.eq(self.chain_id))
+                    .one(db)
+                    .await
+                    .map_err(internal)?
+                {
+                    Some(d) => d.node,
+                    None => return Ok(None),
+                }
+            }
+        };
+        let db = ctx.data::<DatabaseConnection>()?;
+        let id = format!("{}-{}-{}", self.chain_id, self.address, node);
+        Ok(resolver_record::Entity::find_by_id(id)
+            .one(db)
+            .await
+            .map_err(internal)?
+            .map(ResolverRecords))
+    }
+}
+
+/// An address record.
+#[derive(Debug, SimpleObject)]
+pub struct AddressRecord {
+    /// Coin type.
+    pub coin_type: i64,
+    /// Address bytes, hex.
+    pub address: String,
+}
+
+/// A text record.
+#[derive(Debug, SimpleObject)]
+pub struct TextRecord {
+    /// Key.
+    pub key: String,
+    /// Value; null when the resolver emitted no value and the chain could not be asked.
+    pub value: Option<String>,
+}
+
+/// The records of one (resolver, node).
+#[derive(Clone, Debug)]
+pub struct ResolverRecords(pub resolver_record::Model);
+
+#[Object]
+impl ResolverRecords {
+    /// `${chainId}-${resolver}-${node}`.
+    async fn id(&self) -> &str {
+        &self.0.id
+    }
+
+    /// The node.
+    async fn node(&self) -> &str {
+        &self.0.node
+    }
+
+    /// The `name` record (reverse records).
+    async fn name(&self) -> Option<&str> {
+        self.0.name.as_deref()
+    }
+
+    /// Raw contenthash, hex.
+    async fn contenthash(&self) -> Option<&str> {
+        self.0.contenthash.as_deref()
+    }
+
+    /// Text keys that have records.
+    async fn keys(&self, ctx: &Context<'_>) -> Result<Vec<String>, Error> {
+        Ok(self
+            .text_rows(ctx)
+            .await?
+            .into_iter()
+            .map(|t| t.key)
+            .collect())
+    }
+
+    /// Coin types that have address records.
+    async fn coin_types(&self, ctx: &Context<'_>) -> Result<Vec<i64>, Error> {
+        Ok(self
+            .address_rows(ctx)
+            .await?
+            .into_iter()
+            .map(|a| a.coin_type)
+            .collect())
+    }
+
+    /// Address records, optionally only these coin types. Empty values (cleared records)
+    /// are left out.
+    async fn addresses(
+        &self,
+        ctx: &Context<'_>,
+        coin_types: Option<Vec<i64>>,
+    ) -> Result<Vec<AddressRecord>, Error> {
+        Ok(self
+            .address_rows(ctx)
+            .await?
+            .into_iter()
+            .filter(|a| a.address != "0x")
+            .filter(|a| coin_types.as_ref().is_none_or(|c| c.contains(&a.coin_type)))
+            .map(|a| AddressRecord {
+                coin_type: a.coin_type,
+                address: a.address,
+            })
+            .collect())
+    }
+
+    /// Text records, optionally only these keys.
+    async fn texts(
+        &self,
+        ctx: &Context<'_>,
+        keys: Option<Vec<String>>,
+    ) -> Result<Vec<TextRecord>, Error> {
+        Ok(self
+            .text_rows(ctx)
+            .await?
+            .into_iter()
+            .filter(|t| keys.as_ref().is_none_or(|k| k.contains(&t.key)))
+            .map(|t| TextRecord {
+                key: t.key,
+                value: t.value,
+            })
+            .collect())
+    }
+}
+
+impl ResolverRecords {
+    async fn address_rows(&self, ctx: &Context<'_>) -> Result<Vec<resolver_address::Model>, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        resolver_address::Entity::find()
+            .filter(resolver_address::Column::RecordId.eq(self.0.id.clone()))
+            .order_by_asc(resolver_address::Column::CoinType)
+            .all(db)
+            .await
+            .map_err(internal)
+    }
+
+    async fn text_rows(&self, ctx: &Context<'_>) -> Result<Vec<resolver_text::Model>, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        resolver_text::Entity::find()
+            .filter(resolver_text::Column::RecordId.eq(self.0.id.clone()))
+            .order_by_asc(resolver_text::Column::Key)
+            .all(db)
+            .await
+            .map_err(internal)
+    }
+}

@@ -1,0 +1,21 @@
+//! Schema migrations of the Ensemble database, for SQLite and PostgreSQL alike.
+//!
+//! Migrations are frozen once released: they never import the `entities` crate, so a later
+//! change to an entity cannot silently change what an old migration creates. Every query index
+//! the indexer and the API rely on is created here, before indexing starts, so no restart ever
+//! rebuilds an index.
+
+pub use sea_orm_migration::prelude::*;
+
+mod m20261130_000001_create_tables;
+
+/// Applies the migrations in order.
+#[derive(Debug)]
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(m20261130_000001_create_tables::Migration)]
+    }
+}

@@ -1,0 +1,288 @@
+//! [`Decoder`]: turns a fetched block range into typed events and forwards them to the
+//! handler. Messages: [`FetchedRange`] from the fetcher.
+//!
+//! A log that does not decode is counted (`ensemble_logs_undecodable_total`) and logged with
+//! its coordinates; the chain goes on. The value-less legacy `TextChanged` is completed here
+//! with `eth_call text(node, key)` at the log's block, answered from the `rpc_cache` table when
+//! it was asked before; when the node cannot serve that historical state the value stays
+//! unknown, counted (`ensemble_text_values_unknown_total`) and logged.
+
+use std::collections::HashMap;
+
+use actix::prelude::*;
+use alloy::{
+    primitives::{Address, B256, keccak256},
+    rpc::types::Log,
+    sol_types::SolCall,
+};
+use entities::rpc_cache;
+use sea_orm::{DatabaseConnection, EntityTrait, sea_query::OnConflict};
+
+use super::{
+    PipelineError,
+    handler::{DecodedBatch, Handler},
+    mailbox::MailboxGauge,
+};
+use crate::{
+    ens::{
+        DecodedEvent, EnsEvent, EventMeta,
+        abi::Resolver,
+        decode::{decode_log, is_legacy_text},
+        role::ContractRole,
+    },
+    rpc::{BlockInfo, RpcClient},
+    store::StoreError,
+};
+
+/// A fetched block range.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), PipelineError>")]
+pub struct FetchedRange {
+    /// First block.
+    pub from: u64,
+    /// Last block (inclusive).
+    pub to: u64,
+    /// Hash of `to`.
+    pub to_hash: B256,
+    /// Logs in chain order.
+    pub logs: Vec<Log>,
+    /// Headers of every block that has a log.
+    pub blocks: HashMap<u64, BlockInfo>,
+    /// Whether `to` is the target head.
+    pub at_head: bool,
+}
+
+/// The decoder actor of one chain.
+#[derive(Debug)]
+pub struct Decoder {
+    chain_id: u64,
+    roles: HashMap<Address, ContractRole>,
+    rpc: RpcClient,
+    db: DatabaseConnection,
+    handler: Addr<Handler>,
+    handler_gauge: MailboxGauge,
+    gauge: MailboxGauge,
+    mailbox_capacity: usize,
+    poisoned: bool,
+}
+
+impl Decoder {
+    /// A decoder for the contracts in `roles`, forwarding to `handler`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        chain_id: u64,
+        roles: HashMap<Address, ContractRole>,
+        rpc: RpcClient,
+        db: DatabaseConnection,
+        handler: Addr<Handler>,
+        handler_gauge: MailboxGauge,
+        gauge: MailboxGauge,
+        mailbox_capacity: usize,
+    ) -> Self {
+        Self {
+            chain_id,
+            roles,
+            rpc,
+            db,
+            handler,
+            handler_gauge,
+            gauge,
+            mailbox_capacity,
+            poisoned: false,
+        }
+    }
+}
+
+impl Actor for Decoder {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(self.mailbox_capacity);
+    }
+}
+
+/// What the decoder needs while a range is in flight (owned, so the future is `'static`).
+struct DecodeJob {
+    chain_id: u64,
+    roles: HashMap<Address, ContractRole>,
+    rpc: RpcClient,
+    db: DatabaseConnection,
+    handler: Addr<Handler>,
+    handler_gauge: MailboxGauge,
+}
+
+impl DecodeJob {
+    async fn run(self, range: FetchedRange) -> Result<(), PipelineError> {
+        let chain = self.chain_id.to_string();
+        let mut events = Vec::with_capacity(range.logs.len());
+        for log in &range.logs {
+            let (Some(number), Some(log_index)) = (log.block_number, log.log_index) else {
+                // Pending logs carry no coordinates; eth_getLogs over mined blocks never
+                // returns them, so one here is a misbehaving node.
+                metrics::counter!("ensemble_logs_undecodable_total", "chain" => chain.clone(), "contract" => "unknown")
+                    .increment(1);
+                tracing::warn!(target: "indexer::decoder", chain = self.chain_id, "Log without block coordinates");
+                continue;
+            };
+            let Some(block) = range.blocks.get(&number) else {
+                return Err(crate::rpc::RpcError::MissingBlock(number).into());
+            };
+            let role = self.roles.get(&log.address()).copied();
+            let contract = role.map_or("resolver", ContractRole::as_str);
+            let decoded = match decode_log(role, log.data()) {
+                Ok(decoded) => decoded,
+                Err(err) => {
+                    metrics::counter!("ensemble_logs_undecodable_total", "chain" => chain.clone(), "contract" => contract)
+                        .increment(1);
+                    tracing::warn!(
+                        target: "indexer::decoder",
+                        chain = self.chain_id,
+                        block = number,
+                        log_index,
+                        address = %log.address(),
+                        error = %err,
+                        "Undecodable log"
+                    );
+                    continue;
+                }
+            };
+            let meta = EventMeta {
+                chain_id: self.chain_id,
+                block_number: number,
+                block_hash: block.hash,
+                timestamp: block.timestamp,
+                tx_hash: log.transaction_hash.unwrap_or_default(),
+                tx_index: log.transaction_index.unwrap_or_default(),
+                log_index,
+                address: log.address(),
+            };
+            for mut event in decoded {
+                if is_legacy_text(log.data()) {
+                    if let EnsEvent::TextChanged { node, key, value } = &mut event {
+                        *value = self
+                            .legacy_text(meta.address, *node, key, number, log_index)
+                            .await?;
+                    }
+                }
+                events.push(DecodedEvent {
+                    meta: meta.clone(),
+                    event,
+                });
+            }
+        }
+        let batch = DecodedBatch {
+            from: range.from,
+            to: range.to,
+            to_hash: format!("{:#x}", range.to_hash),
+            events,
+            at_head: range.at_head,
+        };
+        self.handler_gauge.enqueued();
+        let sent = self.handler.send(batch).await;
+        if sent.is_err() {
+            self.handler_gauge.dequeued();
+        }
+        sent.map_err(|_| PipelineError::MailboxClosed { actor: "handler" })?
+    }
+
+    /// The value of a legacy `TextChanged`, from the RPC cache or the chain.
+    async fn legacy_text(
+        &self,
+        resolver: Address,
+        node: B256,
+        key: &str,
+        block: u64,
+        log_index: u64,
+    ) -> Result<Option<String>, PipelineError> {
+        let call = Resolver::textCall {
+            node,
+            key: key.to_owned(),
+        }
+        .abi_encode();
+        let cache_key = format!(
+            "{:#x}",
+            keccak256(
+                [
+                    &self.chain_id.to_be_bytes()[..],
+                    resolver.as_slice(),
+                    &block.to_be_bytes(),
+                    &call
+                ]
+                .concat()
+            )
+        );
+        if let Some(hit) = rpc_cache::Entity::find_by_id(cache_key.clone())
+            .one(&self.db)
+            .await
+            .map_err(StoreError::db("read rpc cache"))?
+        {
+            return Ok(serde_json::from_str(&hit.value).ok());
+        }
+        match self.rpc.call_at(resolver, call.into(), block).await {
+            Ok(bytes) => {
+                let value = Resolver::textCall::abi_decode_returns(&bytes).ok();
+                let row = rpc_cache::ActiveModel {
+                    key: sea_orm::Set(cache_key),
+                    chain_id: sea_orm::Set(self.chain_id as i64),
+                    value: sea_orm::Set(
+                        serde_json::to_string(&value).unwrap_or_else(|_| "null".into()),
+                    ),
+                };
+                rpc_cache::Entity::insert(row)
+                    .on_conflict(
+                        OnConflict::column(rpc_cache::Column::Key)
+                            .do_nothing()
+                            .to_owned(),
+                    )
+                    .exec_without_returning(&self.db)
+                    .await
+                    .map_err(StoreError::db("write rpc cache"))?;
+                Ok(value)
+            }
+            Err(err) if !err.is_retryable() => {
+                metrics::counter!("ensemble_text_values_unknown_total", "chain" => self.chain_id.to_string())
+                    .increment(1);
+                tracing::warn!(
+                    target: "indexer::decoder",
+                    chain = self.chain_id,
+                    block,
+                    log_index,
+                    key,
+                    error = %err,
+                    "Legacy text value unavailable; stored as unknown"
+                );
+                Ok(None)
+            }
+            Err(err) => Err(err.into()),
+        }
+    }
+}
+
+impl actix::Handler<FetchedRange> for Decoder {
+    type Result = AtomicResponse<Self, Result<(), PipelineError>>;
+
+    fn handle(&mut self, range: FetchedRange, _: &mut Self::Context) -> Self::Result {
+        self.gauge.dequeued();
+        if self.poisoned {
+            return AtomicResponse::new(Box::pin(fut::ready(Err(PipelineError::Poisoned {
+                actor: "decoder",
+            }))));
+        }
+        let job = DecodeJob {
+            chain_id: self.chain_id,
+            roles: self.roles.clone(),
+            rpc: self.rpc.clone(),
+            db: self.db.clone(),
+            handler: self.handler.clone(),
+            handler_gauge: self.handler_gauge.clone(),
+        };
+        AtomicResponse::new(Box::pin(job.run(range).into_actor(self).map(
+            |result, act, _| {
+                if result.is_err() {
+                    act.poisoned = true;
+                }
+                result
+            },
+        )))
+    }
+}

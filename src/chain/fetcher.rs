@@ -1,0 +1,218 @@
+//! [`Fetcher`]: walks the chain in `eth_getLogs` windows from the checkpoint to the head (and
+//! then follows the head), fetches the headers of the blocks that have logs, and sends each
+//! window to the decoder. Messages: none on the data path; it reports to the supervisor.
+//!
+//! Two filters per window: every configured contract by address, and the resolver topics from
+//! any address. A window the provider refuses is halved until it passes (down to one block);
+//! after a run of successes the window grows back towards `max_block_range`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use actix::prelude::*;
+use alloy::{primitives::Address, rpc::types::Filter};
+use futures::{StreamExt, TryStreamExt};
+use sea_orm::DatabaseConnection;
+
+use super::{
+    PipelineError,
+    decoder::{Decoder, FetchedRange},
+    mailbox::MailboxGauge,
+    supervisor::{PipelineFailed, PipelineFinished},
+};
+use crate::{
+    config::ChainConfig,
+    ens::decode::resolver_topics,
+    rpc::{RpcClient, RpcError},
+    store::writer::read_checkpoint,
+};
+
+/// Successful windows in a row after which a narrowed window doubles again.
+pub const WINDOW_GROWTH_STREAK: u32 = 4;
+
+/// The fetcher actor of one chain.
+#[derive(Debug)]
+pub struct Fetcher {
+    job: Option<FetchJob>,
+    generation: u64,
+    failed: Recipient<PipelineFailed>,
+    finished: Recipient<PipelineFinished>,
+}
+
+/// What the fetch loop owns.
+#[derive(Debug)]
+pub struct FetchJob {
+    /// The chain.
+    pub chain: ChainConfig,
+    /// Its endpoint.
+    pub rpc: RpcClient,
+    /// Where the checkpoint is.
+    pub db: DatabaseConnection,
+    /// Next actor.
+    pub decoder: Addr<Decoder>,
+    /// Depth gauge of the decoder's mailbox.
+    pub decoder_gauge: MailboxGauge,
+    /// The decoder's mailbox capacity: windows in flight at most.
+    pub mailbox_capacity: usize,
+}
+
+impl Fetcher {
+    /// A fetcher of pipeline `generation` that reports to its supervisor.
+    pub fn new(
+        job: FetchJob,
+        generation: u64,
+        failed: Recipient<PipelineFailed>,
+        finished: Recipient<PipelineFinished>,
+    ) -> Self {
+        Self {
+            job: Some(job),
+            generation,
+            failed,
+            finished,
+        }
+    }
+}
+
+impl Actor for Fetcher {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let Some(job) = self.job.take() else { return };
+        let generation = self.generation;
+        ctx.spawn(job.run().into_actor(self).map(move |result, act, ctx| {
+            match result {
+                Ok(block) => act.finished.do_send(PipelineFinished { generation, block }),
+                Err(error) => act.failed.do_send(PipelineFailed { generation, error }),
+            }
+            ctx.stop();
+        }));
+    }
+}
+
+impl FetchJob {
+    fn addresses(&self) -> Vec<Address> {
+        self.chain.contracts.iter().map(|c| c.address).collect()
+    }
+
+    /// Logs of `[from, to]`, both filters merged, in chain order.
+    async fn window_logs(
+        &self,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<alloy::rpc::types::Log>, RpcError> {
+        let by_address = Filter::new()
+            .from_block(from)
+            .to_block(to)
+            .address(self.addresses());
+        let by_topic = Filter::new()
+            .from_block(from)
+            .to_block(to)
+            .event_signature(resolver_topics());
+        let (a, b) = futures::try_join!(self.rpc.logs(&by_address), self.rpc.logs(&by_topic))?;
+        // A configured contract could also emit resolver topics: key by coordinates to dedupe.
+        let mut merged = BTreeMap::new();
+        for log in a.into_iter().chain(b) {
+            if log.removed {
+                continue;
+            }
+            let key = (
+                log.block_number.unwrap_or_default(),
+                log.log_index.unwrap_or_default(),
+            );
+            merged.insert(key, log);
+        }
+        Ok(merged.into_values().collect())
+    }
+
+    /// Runs until `end_block` (returning it) or forever when following the head.
+    async fn run(self) -> Result<u64, PipelineError> {
+        let chain_id = self.chain.id;
+        let actual = self.rpc.chain_id().await?;
+        if actual != chain_id {
+            return Err(PipelineError::WrongChain {
+                expected: chain_id,
+                actual,
+            });
+        }
+        let mut next = match read_checkpoint(&self.db, chain_id).await? {
+            Some(cp) => cp.block_number + 1,
+            None => self.chain.start_block,
+        };
+        tracing::info!(target: "indexer::fetcher", chain = chain_id, from = next, "Fetcher started");
+        let label = chain_id.to_string();
+        let mut window = self.chain.max_block_range;
+        let mut streak = 0;
+        let mut inflight = futures::stream::FuturesOrdered::new();
+        loop {
+            let head = self.rpc.block_number().await?;
+            metrics::gauge!("ensemble_chain_head_block", "chain" => label.clone()).set(head as f64);
+            let mut target = head.saturating_sub(self.chain.confirmations);
+            if let Some(end) = self.chain.end_block {
+                if next > end {
+                    while let Some(sent) = inflight.next().await {
+                        Self::settle(Some(sent))?;
+                    }
+                    return Ok(end);
+                }
+                target = target.min(end);
+            }
+            if next > target {
+                tokio::time::sleep(self.chain.poll_interval()).await;
+                continue;
+            }
+            let to = target.min(next.saturating_add(window - 1));
+            let logs = match self.window_logs(next, to).await {
+                Ok(logs) => logs,
+                Err(RpcError::RangeTooLarge(reason)) if window > 1 => {
+                    window = (window / 2).max(1);
+                    streak = 0;
+                    tracing::debug!(target: "indexer::fetcher", chain = chain_id, window, %reason, "Narrowed log window");
+                    continue;
+                }
+                Err(err) => return Err(err.into()),
+            };
+            streak += 1;
+            if streak >= WINDOW_GROWTH_STREAK && window < self.chain.max_block_range {
+                window = (window * 2).min(self.chain.max_block_range);
+                streak = 0;
+            }
+            let mut numbers: Vec<u64> = logs.iter().filter_map(|l| l.block_number).collect();
+            numbers.push(to);
+            numbers.sort_unstable();
+            numbers.dedup();
+            let rpc = &self.rpc;
+            let blocks: HashMap<u64, _> = futures::stream::iter(numbers)
+                .map(|n| async move { rpc.block(n).await.map(|b| (n, b)) })
+                .buffer_unordered(self.chain.max_concurrent_requests)
+                .try_collect()
+                .await?;
+            let to_hash = blocks[&to].hash;
+            tracing::debug!(target: "indexer::fetcher", chain = chain_id, from = next, to, logs = logs.len(), "Fetched logs");
+            let range = FetchedRange {
+                from: next,
+                to,
+                to_hash,
+                logs,
+                blocks,
+                at_head: to == target,
+            };
+            // At most `mailbox_capacity` windows are in flight, so the decoder's mailbox is
+            // never over capacity and every send is enqueued in order the moment it is made.
+            self.decoder_gauge.enqueued();
+            inflight.push_back(self.decoder.send(range));
+            while inflight.len() >= self.mailbox_capacity {
+                Self::settle(inflight.next().await)?;
+            }
+            next = to + 1;
+        }
+    }
+
+    fn settle(
+        sent: Option<Result<Result<(), PipelineError>, MailboxError>>,
+    ) -> Result<(), PipelineError> {
+        match sent {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(PipelineError::MailboxClosed { actor: "decoder" }),
+            None => Ok(()),
+        }
+    }
+}

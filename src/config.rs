@@ -1,0 +1,335 @@
+//! [`Config`]: everything the service is told, loaded once at startup.
+//!
+//! Load order: the built-in defaults (`config/default.toml`, compiled in), then an optional
+//! `--config <file>`, then the environment for secrets and deployment values
+//! (`DATABASE_URL`, `RPC_URL_<CHAIN_ID>`, `ENSEMBLE_HTTP_LISTEN`). Nothing below `main` reads
+//! the environment: `main` hands the variables to [`Config::load`].
+
+use std::{collections::HashMap, net::SocketAddr, path::Path, time::Duration};
+
+use alloy::primitives::Address;
+use serde::Deserialize;
+
+use crate::ens::role::ContractRole;
+
+/// The built-in defaults, also the documentation of every key.
+pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+
+/// Root of the configuration.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Database.
+    pub database: DatabaseConfig,
+    /// HTTP server (GraphQL, metrics, health).
+    pub http: HttpConfig,
+    /// Indexer tuning.
+    pub indexer: IndexerConfig,
+    /// Chains to index.
+    #[serde(default)]
+    pub chains: Vec<ChainConfig>,
+}
+
+/// `[database]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseConfig {
+    /// `sqlite://<file>?mode=rwc` or `postgres://...`; env `DATABASE_URL` wins.
+    pub url: String,
+}
+
+/// `[http]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Listen address; env `ENSEMBLE_HTTP_LISTEN` wins.
+    pub listen: SocketAddr,
+}
+
+/// `[indexer]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexerConfig {
+    /// Rows per table in each chain's read cache.
+    pub cache_rows: u64,
+    /// Flush when this many rows are dirty (and always when caught up with the head).
+    pub flush_rows: usize,
+    /// Capacity of every actor mailbox on the data path.
+    pub mailbox_capacity: usize,
+}
+
+/// `[[chains]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainConfig {
+    /// EIP-155 chain id.
+    pub id: u64,
+    /// Human name, for logs.
+    pub name: String,
+    /// JSON-RPC endpoint; env `RPC_URL_<id>` wins. May carry an API key: it is never logged.
+    #[serde(default)]
+    pub rpc_url: Option<String>,
+    /// First block to index.
+    #[serde(default)]
+    pub start_block: u64,
+    /// Stop after this block (useful for replays and tests); `None` follows the head.
+    #[serde(default)]
+    pub end_block: Option<u64>,
+    /// Blocks behind the head that are indexed (the head itself when 0).
+    #[serde(default)]
+    pub confirmations: u64,
+    /// Largest `eth_getLogs` window, blocks; narrowed automatically when a provider refuses.
+    #[serde(default = "default_max_block_range")]
+    pub max_block_range: u64,
+    /// Head polling interval, milliseconds.
+    #[serde(default = "default_poll_interval_ms")]
+    pub poll_interval_ms: u64,
+    /// Concurrent requests to the endpoint (header fetches).
+    #[serde(default = "default_max_concurrent_requests")]
+    pub max_concurrent_requests: usize,
+    /// Contracts with roles.
+    pub contracts: Vec<ContractConfig>,
+}
+
+/// Default `eth_getLogs` window: most hosted providers accept 2 000 to 10 000 blocks.
+pub const DEFAULT_MAX_BLOCK_RANGE: u64 = 2_000;
+fn default_max_block_range() -> u64 {
+    DEFAULT_MAX_BLOCK_RANGE
+}
+/// Default head polling interval: a fraction of mainnet's 12 s block time.
+pub const DEFAULT_POLL_INTERVAL_MS: u64 = 1_000;
+fn default_poll_interval_ms() -> u64 {
+    DEFAULT_POLL_INTERVAL_MS
+}
+/// Default concurrent requests per endpoint.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 8;
+fn default_max_concurrent_requests() -> usize {
+    DEFAULT_MAX_CONCURRENT_REQUESTS
+}
+
+/// One contract of a chain.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContractConfig {
+    /// What it is.
+    pub role: ContractRole,
+    /// Where it is.
+    pub address: Address,
+}
+
+impl ChainConfig {
+    /// Head polling interval.
+    pub fn poll_interval(&self) -> Duration {
+        Duration::from_millis(self.poll_interval_ms)
+    }
+
+    /// The address of the (single) contract with `role`, if any.
+    pub fn contract(&self, role: ContractRole) -> Option<Address> {
+        self.contracts
+            .iter()
+            .find(|c| c.role == role)
+            .map(|c| c.address)
+    }
+}
+
+/// Why a configuration cannot be used. Every message says how to fix it.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The path.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// TOML syntax or an unknown/mistyped key.
+    #[error("invalid config {origin}: {message} (see config/default.toml for every key)")]
+    Parse {
+        /// Which layer.
+        origin: String,
+        /// What the parser said.
+        message: String,
+    },
+    /// A semantic problem.
+    #[error("invalid config: {0}")]
+    Invalid(String),
+}
+
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(key, v);
+            }
+        }
+    }
+}
+
+fn parse_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
+    text.parse::<toml::Table>().map_err(|e| ConfigError::Parse {
+        origin: origin.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+impl Config {
+    /// Loads the defaults, then `file`, then `env` overrides, and validates the result.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, ConfigError> {
+        let mut table = parse_table(DEFAULT_TOML, "defaults")?;
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.display().to_string(),
+                source,
+            })?;
+            merge(&mut table, parse_table(&text, &path.display().to_string())?);
+        }
+        let mut config: Self =
+            toml::Value::Table(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| ConfigError::Parse {
+                    origin: file.map_or("defaults".into(), |p| p.display().to_string()),
+                    message: e.to_string(),
+                })?;
+        config.apply_env(env.into_iter().collect())?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn apply_env(&mut self, env: HashMap<String, String>) -> Result<(), ConfigError> {
+        if let Some(url) = env.get("DATABASE_URL") {
+            self.database.url.clone_from(url);
+        }
+        if let Some(listen) = env.get("ENSEMBLE_HTTP_LISTEN") {
+            self.http.listen = listen.parse().map_err(|_| {
+                ConfigError::Invalid(format!(
+                    "ENSEMBLE_HTTP_LISTEN={listen:?} is not a socket address; use e.g. 127.0.0.1:8080"
+                ))
+            })?;
+        }
+        for chain in &mut self.chains {
+            if let Some(url) = env.get(&format!("RPC_URL_{}", chain.id)) {
+                chain.rpc_url = Some(url.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks what the types cannot.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut seen = std::collections::HashSet::new();
+        for chain in &self.chains {
+            let id = chain.id;
+            if !seen.insert(id) {
+                return Err(ConfigError::Invalid(format!(
+                    "chain {id} is listed twice; keep one [[chains]] entry per chain id"
+                )));
+            }
+            if chain.rpc_url.as_deref().is_none_or(str::is_empty) {
+                return Err(ConfigError::Invalid(format!(
+                    "chain {id} ({}) has no RPC endpoint; set RPC_URL_{id}=<url> or rpc_url in its [[chains]] entry",
+                    chain.name
+                )));
+            }
+            let registries = chain
+                .contracts
+                .iter()
+                .filter(|c| c.role == ContractRole::Registry)
+                .count();
+            if registries != 1 {
+                return Err(ConfigError::Invalid(format!(
+                    "chain {id} needs exactly one contract with role = \"registry\" (found {registries})"
+                )));
+            }
+            if chain.max_block_range == 0 {
+                return Err(ConfigError::Invalid(format!(
+                    "chain {id}: max_block_range must be at least 1"
+                )));
+            }
+            if chain.max_concurrent_requests == 0 {
+                return Err(ConfigError::Invalid(format!(
+                    "chain {id}: max_concurrent_requests must be at least 1"
+                )));
+            }
+            if chain.end_block.is_some_and(|end| end < chain.start_block) {
+                return Err(ConfigError::Invalid(format!(
+                    "chain {id}: end_block is before start_block"
+                )));
+            }
+        }
+        if self.indexer.mailbox_capacity == 0 {
+            return Err(ConfigError::Invalid(
+                "indexer.mailbox_capacity must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(text: &str) -> tempfile::NamedTempFile {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), text).unwrap();
+        file
+    }
+
+    const CHAIN: &str = r#"
+        [[chains]]
+        id = 31337
+        name = "devnet"
+        contracts = [{ role = "registry", address = "0x5FbDB2315678afecb367f032d93F642f64180aa3" }]
+    "#;
+
+    #[test]
+    fn defaults_load_without_a_file() {
+        let config = Config::load(None, []).unwrap();
+        assert!(config.database.url.starts_with("sqlite:"));
+        assert!(config.chains.is_empty());
+    }
+
+    #[test]
+    fn env_supplies_rpc_and_database() {
+        let file = write(CHAIN);
+        let env = [
+            ("RPC_URL_31337".to_owned(), "http://127.0.0.1:1".to_owned()),
+            ("DATABASE_URL".to_owned(), "postgres://x/y".to_owned()),
+        ];
+        let config = Config::load(Some(file.path()), env).unwrap();
+        assert_eq!(
+            config.chains[0].rpc_url.as_deref(),
+            Some("http://127.0.0.1:1")
+        );
+        assert_eq!(config.database.url, "postgres://x/y");
+    }
+
+    #[test]
+    fn missing_rpc_says_how_to_fix_it() {
+        let file = write(CHAIN);
+        let err = Config::load(Some(file.path()), []).unwrap_err().to_string();
+        assert!(err.contains("RPC_URL_31337"), "{err}");
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let file = write("[http]\nlisten = \"127.0.0.1:1\"\nlisten_typo = 1\n");
+        let err = Config::load(Some(file.path()), []).unwrap_err().to_string();
+        assert!(err.contains("listen_typo"), "{err}");
+    }
+
+    #[test]
+    fn shipped_configs_parse() {
+        for file in ["config/devnet.toml", "config/mainnet.toml"] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+            let env = [("RPC_URL_1".to_owned(), "http://127.0.0.1:1".to_owned())];
+            Config::load(Some(&path), env).unwrap_or_else(|e| panic!("{file}: {e}"));
+        }
+    }
+}

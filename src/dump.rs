@@ -1,0 +1,169 @@
+//! A deterministic text dump of the indexed state: every row of every entity table, sorted by
+//! primary key, one JSON object per line. Two databases that index the same chain to the same
+//! block produce byte-identical dumps, whatever the engine and however often the indexer was
+//! interrupted. Checkpoint times and the RPC cache are left out: they describe the run, not
+//! the chain.
+
+use entities::{
+    checkpoint, domain, label, registration, renewal, resolver_address, resolver_record,
+    resolver_text,
+};
+use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder};
+use serde_json::json;
+
+use crate::store::StoreError;
+
+/// Dumps the database.
+pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
+    let mut out = String::new();
+    let err = StoreError::db;
+    let mut line = |table: &str, row: serde_json::Value| {
+        out.push_str(&json!({ "table": table, "row": row }).to_string());
+        out.push('\n');
+    };
+    for d in domain::Entity::find()
+        .order_by_asc(domain::Column::Id)
+        .all(db)
+        .await
+        .map_err(err("dump"))?
+    {
+        line(
+            "domains",
+            json!([
+                d.id,
+                d.chain_id,
+                d.registry,
+                d.node,
+                d.label_hash,
+                d.parent_id,
+                d.owner,
+                d.registry_owner,
+                d.resolver,
+                d.ttl,
+                d.name,
+                d.depth,
+                d.migrated,
+                d.registration_id,
+                d.registration_count,
+                d.created_block,
+                d.created_at
+            ]),
+        );
+    }
+    for l in label::Entity::find()
+        .order_by_asc(label::Column::LabelHash)
+        .all(db)
+        .await
+        .map_err(err("dump"))?
+    {
+        line("labels", json!([l.label_hash, l.label, l.interpreted]));
+    }
+    for r in registration::Entity::find()
+        .order_by_asc(registration::Column::Id)
+        .all(db)
+        .await
+        .map_err(err("dump"))?
+    {
+        line(
+            "registrations",
+            json!([
+                r.id,
+                r.domain_id,
+                r.index,
+                r.kind,
+                r.registrar_chain_id,
+                r.registrar,
+                r.registrant,
+                r.start,
+                r.expiry,
+                r.grace_period,
+                r.base_cost,
+                r.premium,
+                r.referrer,
+                r.fuses,
+                r.wrapped,
+                r.renewal_count,
+                r.block_number
+            ]),
+        );
+    }
+    for r in renewal::Entity::find()
+        .order_by_asc(renewal::Column::Id)
+        .all(db)
+        .await
+        .map_err(err("dump"))?
+    {
+        line(
+            "renewals",
+            json!([
+                r.id,
+                r.registration_id,
+                r.index,
+                r.duration,
+                r.expiry,
+                r.base_cost,
+                r.premium,
+                r.referrer,
+                r.block_number,
+                r.timestamp
+            ]),
+        );
+    }
+    for r in resolver_record::Entity::find()
+        .order_by_asc(resolver_record::Column::Id)
+        .all(db)
+        .await
+        .map_err(err("dump"))?
+    {
+        line(
+            "resolver_records",
+            json!([
+                r.id,
+                r.chain_id,
+                r.resolver,
+                r.node,
+                r.name,
+                r.contenthash,
+                r.pubkey_x,
+                r.pubkey_y,
+                r.version
+            ]),
+        );
+    }
+    for a in resolver_address::Entity::find()
+        .order_by_asc(resolver_address::Column::RecordId)
+        .order_by_asc(resolver_address::Column::CoinType)
+        .all(db)
+        .await
+        .map_err(err("dump"))?
+    {
+        line(
+            "resolver_addresses",
+            json!([a.record_id, a.coin_type, a.address]),
+        );
+    }
+    for t in resolver_text::Entity::find()
+        .order_by_asc(resolver_text::Column::RecordId)
+        .order_by_asc(resolver_text::Column::KeyHash)
+        .all(db)
+        .await
+        .map_err(err("dump"))?
+    {
+        line(
+            "resolver_texts",
+            json!([t.record_id, t.key_hash, t.key, t.value]),
+        );
+    }
+    for c in checkpoint::Entity::find()
+        .order_by_asc(checkpoint::Column::ChainId)
+        .all(db)
+        .await
+        .map_err(err("dump"))?
+    {
+        line(
+            "checkpoints",
+            json!([c.chain_id, c.block_number, c.block_hash]),
+        );
+    }
+    Ok(out)
+}

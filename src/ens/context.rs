@@ -1,0 +1,55 @@
+//! [`IndexContext`]: the facts about a chain that handlers need (chain id, which registry ids
+//! are built from, the node a registrar manages).
+
+use alloy::primitives::{Address, B256, U256};
+
+use super::name::{self, domain_id};
+
+/// Seconds of grace after a `.eth` registration expires (90 days), during which only the
+/// previous owner may renew.
+pub const BASE_REGISTRAR_GRACE_PERIOD: i64 = 90 * 24 * 60 * 60;
+
+/// Per-chain handler context.
+#[derive(Clone, Debug)]
+pub struct IndexContext {
+    /// Chain id.
+    pub chain_id: u64,
+    /// The current registry; every domain id uses it (old-registry nodes included).
+    pub registry: Address,
+    /// The node the base registrar and controllers manage (`namehash("eth")`).
+    pub registrar_node: B256,
+    /// `namehash("addr.reverse")`: labels below it heal from the owner address.
+    pub addr_reverse_node: B256,
+}
+
+impl IndexContext {
+    /// Context for `chain_id` with `registry` and `.eth` as the registrar's name.
+    pub fn new(chain_id: u64, registry: Address) -> Self {
+        Self {
+            chain_id,
+            registry,
+            registrar_node: alloy::ens::namehash("eth"),
+            addr_reverse_node: alloy::ens::namehash("addr.reverse"),
+        }
+    }
+
+    /// Domain id of `node`.
+    pub fn domain_id(&self, node: B256) -> String {
+        domain_id(self.chain_id, self.registry, node)
+    }
+
+    /// Node of a registrar token (a labelhash under the registrar's node).
+    pub fn token_node(&self, token_id: U256) -> B256 {
+        name::child_node(self.registrar_node, B256::from(token_id))
+    }
+}
+
+/// `Some(lowercase hex)` unless the address is zero.
+pub fn nonzero(address: Address) -> Option<String> {
+    (!address.is_zero()).then(|| name::hex_address(address))
+}
+
+/// A contract `uint256` time or expiry as `i64` seconds, saturating.
+pub fn clamp_u256(value: U256) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}

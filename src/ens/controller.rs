@@ -1,0 +1,67 @@
+//! Registrar controller handlers: every generation's `NameRegistered` / `NameRenewed`. They
+//! carry the plaintext label (which heals it) and the price, which is patched onto the
+//! registration or renewal the base registrar opened earlier in the same transaction.
+
+use alloy::primitives::{B256, U256};
+
+use super::{HandlerError, IndexContext, labels::ensure_label, name::hex_b256};
+use crate::store::EntityStore;
+
+fn dec(value: Option<U256>) -> Option<String> {
+    value.map(|v| v.to_string())
+}
+
+/// Controller `NameRegistered`.
+pub async fn name_registered(
+    ctx: &IndexContext,
+    store: &mut EntityStore,
+    name: &str,
+    label: B256,
+    base_cost: Option<U256>,
+    premium: Option<U256>,
+    referrer: Option<B256>,
+) -> Result<(), HandlerError> {
+    ensure_label(store, label, Some(name)).await?;
+    let id = ctx.domain_id(super::name::child_node(ctx.registrar_node, label));
+    let Some(reg_id) = store.domain(&id).await?.and_then(|d| d.registration_id) else {
+        return Err(HandlerError::unknown("registration", id));
+    };
+    let Some(mut reg) = store.registration(&reg_id).await? else {
+        return Err(HandlerError::unknown("registration", reg_id));
+    };
+    reg.base_cost = dec(base_cost);
+    reg.premium = dec(premium);
+    reg.referrer = referrer.map(hex_b256);
+    store.put_registration(reg);
+    Ok(())
+}
+
+/// Controller `NameRenewed`.
+pub async fn name_renewed(
+    ctx: &IndexContext,
+    store: &mut EntityStore,
+    name: &str,
+    label: B256,
+    cost: Option<U256>,
+    referrer: Option<B256>,
+) -> Result<(), HandlerError> {
+    ensure_label(store, label, Some(name)).await?;
+    let id = ctx.domain_id(super::name::child_node(ctx.registrar_node, label));
+    let Some(reg_id) = store.domain(&id).await?.and_then(|d| d.registration_id) else {
+        return Err(HandlerError::unknown("registration", id));
+    };
+    let Some(reg) = store.registration(&reg_id).await? else {
+        return Err(HandlerError::unknown("registration", reg_id));
+    };
+    let Some(last) = reg.renewal_count.checked_sub(1) else {
+        return Err(HandlerError::unknown("renewal", reg_id));
+    };
+    let renewal_id = format!("{reg_id}-{last}");
+    let Some(mut renewal) = store.renewal(&renewal_id).await? else {
+        return Err(HandlerError::unknown("renewal", renewal_id));
+    };
+    renewal.base_cost = dec(cost);
+    renewal.referrer = referrer.map(hex_b256);
+    store.put_renewal(renewal);
+    Ok(())
+}

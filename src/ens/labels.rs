@@ -1,0 +1,86 @@
+//! Labels and the heal cascade.
+//!
+//! A domain's name is materialized when the domain is created, from the labels known then.
+//! When a label becomes known later (a controller event, a NameWrapper name), every domain with
+//! that label and every descendant is re-rendered. The affected rows are found through the
+//! `label_hash` and `parent_id` indexes, so a heal costs O(affected names), never a scan.
+
+use alloy::primitives::B256;
+use entities::{domain, label};
+
+use super::{
+    HandlerError,
+    name::{encoded_label_hash, hex_b256, interpret_label, labelhash},
+};
+use crate::store::EntityStore;
+
+/// Makes sure a `labels` row exists for `hash` and returns its interpreted form. With a
+/// `literal` that matches the hash, an unknown label heals and its names are re-rendered; a
+/// literal that does not match is ignored (it would be a lie about the hash).
+pub async fn ensure_label(
+    store: &mut EntityStore,
+    hash: B256,
+    literal: Option<&str>,
+) -> Result<String, HandlerError> {
+    let key = hex_b256(hash);
+    let literal = literal.filter(|l| labelhash(l) == hash);
+    let existing = store.label(&key).await?;
+    match (existing, literal) {
+        (Some(row), None) => Ok(row.interpreted),
+        (Some(row), Some(_)) if row.label.is_some() => Ok(row.interpreted),
+        (Some(row), Some(lit)) => {
+            let interpreted = interpret_label(lit);
+            store.put_label(label::Model {
+                label_hash: key.clone(),
+                label: Some(lit.to_owned()),
+                interpreted: interpreted.clone(),
+            });
+            if interpreted != row.interpreted {
+                cascade(store, &key).await?;
+            }
+            Ok(interpreted)
+        }
+        (None, lit) => {
+            let interpreted = lit.map_or_else(|| encoded_label_hash(hash), interpret_label);
+            store.put_label(label::Model {
+                label_hash: key,
+                label: lit.map(str::to_owned),
+                interpreted: interpreted.clone(),
+            });
+            Ok(interpreted)
+        }
+    }
+}
+
+/// The name of a child with `interpreted` label under `parent`.
+pub fn child_name(interpreted: &str, parent: Option<&domain::Model>) -> (String, i32) {
+    match parent {
+        Some(p) => (format!("{interpreted}.{}", p.name), p.depth + 1),
+        None => (interpreted.to_owned(), 1),
+    }
+}
+
+/// Re-renders every domain labelled `label_hash` and, where a name changed, its descendants.
+async fn cascade(store: &mut EntityStore, label_hash: &str) -> Result<(), HandlerError> {
+    let mut queue = store.domains_with_label(label_hash).await?;
+    while let Some(mut row) = queue.pop() {
+        let interpreted = match store.label(&row.label_hash).await? {
+            Some(l) => l.interpreted,
+            None => continue,
+        };
+        let parent = match &row.parent_id {
+            Some(id) => store.domain(id).await?,
+            None => None,
+        };
+        let (name, depth) = child_name(&interpreted, parent.as_ref());
+        if name == row.name {
+            continue;
+        }
+        row.name = name;
+        row.depth = depth;
+        let id = row.id.clone();
+        store.put_domain(row);
+        queue.extend(store.children(&id).await?);
+    }
+    Ok(())
+}

@@ -1,0 +1,25 @@
+//! Pure ENS domain logic: what the events are ([`abi`], [`event`], [`decode`]), how names and
+//! labels work ([`name`], [`labels`]), and one handler per contract that turns an event into
+//! entity changes through the [`EntityStore`](crate::store::EntityStore):
+//! [`registry`], [`base_registrar`], [`controller`], [`resolver`], [`name_wrapper`].
+//! [`apply`] dispatches an event to its handler. Nothing here speaks RPC or SQL.
+
+pub mod abi;
+pub mod apply;
+pub mod base_registrar;
+pub mod context;
+pub mod controller;
+pub mod decode;
+pub mod error;
+pub mod event;
+pub mod labels;
+pub mod name;
+pub mod name_wrapper;
+pub mod registry;
+pub mod resolver;
+pub mod role;
+
+pub use apply::apply_event;
+pub use context::IndexContext;
+pub use error::HandlerError;
+pub use event::{DecodedEvent, EnsEvent, EventMeta};

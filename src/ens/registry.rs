@@ -1,0 +1,140 @@
+//! Registry handlers (`NewOwner`, `Transfer`, `NewResolver`, `NewTTL`) for the current and the
+//! old registry. Old-registry events for a node that has appeared in the current registry are
+//! ignored, as `ENSRegistryWithFallback` ignores the old registry for such nodes.
+
+use alloy::primitives::{Address, B256};
+use entities::domain;
+
+use super::{
+    HandlerError, IndexContext,
+    context::nonzero,
+    event::{EventMeta, RegistrySource},
+    labels::{child_name, ensure_label},
+    name::{hex_address, hex_b256, labelhash},
+};
+use crate::store::EntityStore;
+
+/// `NewOwner(parent, label, owner)`: creates the domain or reassigns it.
+pub async fn new_owner(
+    ctx: &IndexContext,
+    store: &mut EntityStore,
+    meta: &EventMeta,
+    source: RegistrySource,
+    parent: B256,
+    label: B256,
+    owner: Address,
+) -> Result<(), HandlerError> {
+    let node = super::name::child_node(parent, label);
+    let id = ctx.domain_id(node);
+    let owner_hex = nonzero(owner);
+    if let Some(mut row) = store.domain(&id).await? {
+        if source == RegistrySource::Old && row.migrated {
+            return Ok(());
+        }
+        row.owner.clone_from(&owner_hex);
+        row.registry_owner = owner_hex;
+        row.migrated |= source == RegistrySource::Current;
+        store.put_domain(row);
+        return Ok(());
+    }
+    let parent_row = if parent == B256::ZERO {
+        None
+    } else {
+        let parent_id = ctx.domain_id(parent);
+        match store.domain(&parent_id).await? {
+            Some(p) => Some(p),
+            None => return Err(HandlerError::unknown("parent domain", hex_b256(parent))),
+        }
+    };
+    // Reverse records are named after the address they reverse: when the owner is that
+    // address (the usual case), the label heals right away.
+    let reverse_label = (parent == ctx.addr_reverse_node)
+        .then(|| hex::encode(owner))
+        .filter(|l| labelhash(l) == label);
+    let interpreted = ensure_label(store, label, reverse_label.as_deref()).await?;
+    let (name, depth) = child_name(&interpreted, parent_row.as_ref());
+    store.put_domain(domain::Model {
+        id,
+        chain_id: ctx.chain_id as i64,
+        registry: hex_address(ctx.registry),
+        node: hex_b256(node),
+        label_hash: hex_b256(label),
+        parent_id: parent_row.map(|p| p.id),
+        owner: owner_hex.clone(),
+        registry_owner: owner_hex,
+        resolver: None,
+        ttl: None,
+        name,
+        depth,
+        migrated: source == RegistrySource::Current,
+        registration_id: None,
+        registration_count: 0,
+        created_block: meta.block_number as i64,
+        created_at: meta.timestamp as i64,
+    });
+    Ok(())
+}
+
+/// Loads the domain a registry event is about; `None` when the event is to be ignored.
+async fn target(
+    ctx: &IndexContext,
+    store: &mut EntityStore,
+    source: RegistrySource,
+    node: B256,
+) -> Result<Option<domain::Model>, HandlerError> {
+    // The root node has no domain row; events on it change nothing we index.
+    if node == B256::ZERO {
+        return Ok(None);
+    }
+    match store.domain(&ctx.domain_id(node)).await? {
+        Some(row) if source == RegistrySource::Old && row.migrated => Ok(None),
+        Some(row) => Ok(Some(row)),
+        None => Err(HandlerError::unknown("domain", hex_b256(node))),
+    }
+}
+
+/// `Transfer(node, owner)`.
+pub async fn transfer(
+    ctx: &IndexContext,
+    store: &mut EntityStore,
+    source: RegistrySource,
+    node: B256,
+    owner: Address,
+) -> Result<(), HandlerError> {
+    if let Some(mut row) = target(ctx, store, source, node).await? {
+        row.owner = nonzero(owner);
+        row.registry_owner.clone_from(&row.owner);
+        store.put_domain(row);
+    }
+    Ok(())
+}
+
+/// `NewResolver(node, resolver)`.
+pub async fn new_resolver(
+    ctx: &IndexContext,
+    store: &mut EntityStore,
+    source: RegistrySource,
+    node: B256,
+    resolver: Address,
+) -> Result<(), HandlerError> {
+    if let Some(mut row) = target(ctx, store, source, node).await? {
+        row.resolver = nonzero(resolver);
+        store.put_domain(row);
+    }
+    Ok(())
+}
+
+/// `NewTTL(node, ttl)`.
+pub async fn new_ttl(
+    ctx: &IndexContext,
+    store: &mut EntityStore,
+    source: RegistrySource,
+    node: B256,
+    ttl: u64,
+) -> Result<(), HandlerError> {
+    if let Some(mut row) = target(ctx, store, source, node).await? {
+        row.ttl = Some(i64::try_from(ttl).unwrap_or(i64::MAX));
+        store.put_domain(row);
+    }
+    Ok(())
+}

@@ -1,0 +1,33 @@
+//! [`ContractRole`]: what a configured contract address is, which decides how its logs decode.
+
+use serde::Deserialize;
+
+/// The role of a configured contract. Resolver events are not a role: they are read from every
+/// address on the chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContractRole {
+    /// The current ENS registry.
+    Registry,
+    /// The pre-2020 registry, read only for nodes not yet in the current one.
+    RegistryOld,
+    /// The `.eth` base registrar.
+    BaseRegistrar,
+    /// A `.eth` registrar controller (any generation).
+    Controller,
+    /// The NameWrapper.
+    NameWrapper,
+}
+
+impl ContractRole {
+    /// Stable name for metrics labels and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Registry => "registry",
+            Self::RegistryOld => "registry_old",
+            Self::BaseRegistrar => "base_registrar",
+            Self::Controller => "controller",
+            Self::NameWrapper => "name_wrapper",
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! Ensemble: a multi-chain ENS indexer with an Omnigraph-style GraphQL API.
+//!
+//! # Layout
+//!
+//! ```text
+//! config     Config: defaults + --config file + env, validated once
+//! chain/     per-chain actors: ChainSupervisor → Fetcher → Decoder → Handler
+//! ens/       pure ENS logic: sol! events, EnsEvent, names & labels, one handler per contract
+//! rpc/       alloy HTTP provider with retries and error classification
+//! store/     EntityStore (moka cache + dirty set), one-transaction flushes with the checkpoint
+//! dump       deterministic text dump of the indexed state, for comparing databases
+//! http       actix-web: /graphql (GraphiQL), /metrics, /health
+//! service    starts the chains and the HTTP server
+//! devnet/    anvil + the real ENS contracts from npm, scenarios, ground truth via eth_call
+//! ```
+//!
+//! The GraphQL schema lives in the `graphql` crate, the tables in `entities`, their schema in
+//! `migrations`.
+
+pub mod chain;
+pub mod config;
+pub mod devnet;
+pub mod dump;
+pub mod ens;
+pub mod error;
+pub mod http;
+pub mod metrics;
+pub mod rpc;
+pub mod service;
+pub mod store;
+
+pub use config::Config;
+pub use error::Error;
+pub use service::Service;

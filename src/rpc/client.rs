@@ -1,0 +1,158 @@
+//! [`RpcClient`]: the chain's provider with retries. Every call goes through
+//! [`RpcClient::retry`]: exponential backoff with full jitter, bounded attempts, and a counter
+//! per outcome so retries are visible in `/metrics`.
+
+use std::{future::Future, time::Duration};
+
+use alloy::{
+    eips::BlockNumberOrTag,
+    primitives::{Address, B256, Bytes},
+    providers::{Provider, RootProvider},
+    rpc::types::{Filter, Log, TransactionRequest},
+};
+use rand::Rng;
+
+use super::RpcError;
+
+/// Attempts per call before the error is handed to the caller (≈1 minute of backoff).
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
+/// First backoff; doubles per attempt up to [`MAX_BACKOFF`].
+pub const BASE_BACKOFF: Duration = Duration::from_millis(100);
+/// Longest single backoff.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// Hash, parent and timestamp of a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockInfo {
+    /// Number.
+    pub number: u64,
+    /// Hash.
+    pub hash: B256,
+    /// Parent hash.
+    pub parent_hash: B256,
+    /// Timestamp, seconds.
+    pub timestamp: u64,
+}
+
+/// A chain's JSON-RPC endpoint.
+#[derive(Clone, Debug)]
+pub struct RpcClient {
+    provider: RootProvider,
+    chain: String,
+    max_attempts: u32,
+}
+
+impl RpcClient {
+    /// A client for `url`. The URL may carry a key; it is never logged.
+    pub fn new(url: &str, chain_id: u64) -> Result<Self, RpcError> {
+        let url = url
+            .parse()
+            .map_err(|e| RpcError::Permanent(format!("invalid rpc url: {e}")))?;
+        Ok(Self {
+            provider: RootProvider::new_http(url),
+            chain: chain_id.to_string(),
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+        })
+    }
+
+    /// Runs `call` until it succeeds, fails permanently, or runs out of attempts.
+    pub async fn retry<T, F, Fut>(&self, method: &'static str, mut call: F) -> Result<T, RpcError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, RpcError>>,
+    {
+        let mut attempt = 0;
+        loop {
+            metrics::counter!("ensemble_rpc_requests_total", "chain" => self.chain.clone(), "event" => method)
+                .increment(1);
+            match call().await {
+                Ok(value) => return Ok(value),
+                Err(err) if err.is_retryable() && attempt + 1 < self.max_attempts => {
+                    attempt += 1;
+                    metrics::counter!("ensemble_rpc_retries_total", "chain" => self.chain.clone(), "event" => method)
+                        .increment(1);
+                    let cap = BASE_BACKOFF
+                        .saturating_mul(1 << attempt.min(16))
+                        .min(MAX_BACKOFF);
+                    let sleep = rand::rng().random_range(Duration::ZERO..=cap);
+                    tracing::debug!(target: "indexer::rpc", chain = %self.chain, method, attempt, error = %err, "Retrying");
+                    tokio::time::sleep(sleep).await;
+                }
+                Err(err) => {
+                    metrics::counter!("ensemble_rpc_errors_total", "chain" => self.chain.clone(), "event" => method)
+                        .increment(1);
+                    return Err(err);
+                }
+            }
+        }
+    }
+
+    /// Latest block number.
+    pub async fn block_number(&self) -> Result<u64, RpcError> {
+        self.retry("eth_blockNumber", || async {
+            self.provider
+                .get_block_number()
+                .await
+                .map_err(RpcError::classify)
+        })
+        .await
+    }
+
+    /// Chain id the endpoint reports.
+    pub async fn chain_id(&self) -> Result<u64, RpcError> {
+        self.retry("eth_chainId", || async {
+            self.provider
+                .get_chain_id()
+                .await
+                .map_err(RpcError::classify)
+        })
+        .await
+    }
+
+    /// Logs matching `filter`. A range refusal is returned at once for the caller to narrow.
+    pub async fn logs(&self, filter: &Filter) -> Result<Vec<Log>, RpcError> {
+        self.retry("eth_getLogs", || async {
+            self.provider
+                .get_logs(filter)
+                .await
+                .map_err(RpcError::classify)
+        })
+        .await
+    }
+
+    /// Hash, parent and timestamp of block `number`.
+    pub async fn block(&self, number: u64) -> Result<BlockInfo, RpcError> {
+        self.retry("eth_getBlockByNumber", || async {
+            let block = self
+                .provider
+                .get_block_by_number(BlockNumberOrTag::Number(number))
+                .await
+                .map_err(RpcError::classify)?
+                .ok_or(RpcError::MissingBlock(number))?;
+            Ok(BlockInfo {
+                number,
+                hash: block.header.hash,
+                parent_hash: block.header.parent_hash,
+                timestamp: block.header.timestamp,
+            })
+        })
+        .await
+    }
+
+    /// `eth_call` of `data` on `to` at block `number`.
+    pub async fn call_at(&self, to: Address, data: Bytes, number: u64) -> Result<Bytes, RpcError> {
+        self.retry("eth_call", || {
+            let tx = TransactionRequest::default()
+                .to(to)
+                .input(data.clone().into());
+            async move {
+                self.provider
+                    .call(tx)
+                    .block(number.into())
+                    .await
+                    .map_err(RpcError::classify)
+            }
+        })
+        .await
+    }
+}

@@ -1,0 +1,62 @@
+//! [`RpcError`]: what went wrong talking to a node, classified once so callers decide from
+//! the variant, never from a message.
+
+use alloy::transports::{RpcError as AlloyRpcError, TransportErrorKind};
+
+/// An RPC failure.
+#[derive(Debug, thiserror::Error)]
+pub enum RpcError {
+    /// The provider refused the `eth_getLogs` window (range or result-size cap): narrow it.
+    #[error("provider refused the log range: {0}")]
+    RangeTooLarge(String),
+    /// Timeouts, 429, 5xx, connection resets, malformed bodies: try again later.
+    #[error("transient rpc failure: {0}")]
+    Transient(String),
+    /// The node answered with an error that retrying will not change.
+    #[error("rpc error: {0}")]
+    Permanent(String),
+    /// A block the chain should have is missing (node behind or pruned).
+    #[error("block {0} not available from the node")]
+    MissingBlock(u64),
+}
+
+impl RpcError {
+    /// Worth retrying with backoff.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Self::Transient(_) | Self::MissingBlock(_))
+    }
+
+    /// Classifies an alloy transport error. Range refusals have no standard code, so the
+    /// provider's message is matched once here (Alchemy, Infura, QuickNode, geth, erigon).
+    pub fn classify(err: AlloyRpcError<TransportErrorKind>) -> Self {
+        let text = err.to_string();
+        if let AlloyRpcError::ErrorResp(payload) = &err {
+            let msg = payload.message.to_lowercase();
+            let range_words = [
+                "range",
+                "too many",
+                "limit",
+                "exceed",
+                "too large",
+                "max results",
+            ];
+            if payload.code == -32005 || range_words.iter().any(|w| msg.contains(w)) {
+                return Self::RangeTooLarge(text);
+            }
+            if payload.code == 429 || msg.contains("rate") {
+                return Self::Transient(text);
+            }
+            return Self::Permanent(text);
+        }
+        if matches!(
+            err,
+            AlloyRpcError::Transport(_)
+                | AlloyRpcError::DeserError { .. }
+                | AlloyRpcError::NullResp
+        ) {
+            Self::Transient(text)
+        } else {
+            Self::Permanent(text)
+        }
+    }
+}

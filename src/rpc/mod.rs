@@ -1,0 +1,8 @@
+//! JSON-RPC access to one chain: an alloy HTTP provider wrapped with retries, backoff with
+//! jitter, and classification of provider refusals ([`RpcError`]).
+
+pub mod client;
+pub mod error;
+
+pub use client::{BlockInfo, RpcClient};
+pub use error::RpcError;

@@ -1,0 +1,40 @@
+//! [`EntityCache`]: a bounded moka cache of rows by primary key, with hit and miss counters.
+//!
+//! It caches absence too (`None`): only the chain's own handler writes these rows, so a row
+//! known to be missing stays missing until the handler itself creates it.
+
+use moka::sync::Cache;
+
+/// Bounded cache of one table's rows.
+#[derive(Debug)]
+pub struct EntityCache<V: Clone + Send + Sync + 'static> {
+    inner: Cache<String, Option<V>>,
+    table: &'static str,
+}
+
+impl<V: Clone + Send + Sync + 'static> EntityCache<V> {
+    /// A cache of at most `capacity` rows of `table`.
+    pub fn new(table: &'static str, capacity: u64) -> Self {
+        Self {
+            inner: Cache::new(capacity),
+            table,
+        }
+    }
+
+    /// `Some(row or known absence)` on a hit, `None` on a miss.
+    pub fn get(&self, key: &str) -> Option<Option<V>> {
+        let hit = self.inner.get(key);
+        let metric = if hit.is_some() {
+            "ensemble_cache_hits_total"
+        } else {
+            "ensemble_cache_misses_total"
+        };
+        metrics::counter!(metric, "entity" => self.table).increment(1);
+        hit
+    }
+
+    /// Remembers a row (or its absence).
+    pub fn insert(&self, key: String, value: Option<V>) {
+        self.inner.insert(key, value);
+    }
+}

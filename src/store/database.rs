@@ -1,0 +1,43 @@
+//! Opening the database: SQLite (the embedded default, a file in WAL mode) or PostgreSQL, with
+//! the migrations applied before anything reads or writes.
+
+use std::time::Duration;
+
+use migrations::{Migrator, MigratorTrait};
+use sea_orm::{ConnectOptions, Database, DatabaseConnection};
+
+use super::StoreError;
+
+/// Connections in the pool. SQLite serializes writers anyway; readers (GraphQL) share the rest.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
+
+/// Opens `url` and applies pending migrations.
+pub async fn connect(url: &str) -> Result<DatabaseConnection, StoreError> {
+    let is_sqlite = url.starts_with("sqlite:");
+    if !is_sqlite && !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
+        return Err(StoreError::UnsupportedUrl(url.to_owned()));
+    }
+    let mut opts = ConnectOptions::new(url.to_owned());
+    opts.max_connections(DEFAULT_MAX_CONNECTIONS)
+        .connect_timeout(Duration::from_secs(10))
+        .acquire_timeout(Duration::from_secs(30))
+        .sqlx_logging(false);
+    if is_sqlite {
+        // WAL lets the API read while the indexer writes; NORMAL sync is durable at every
+        // checkpoint of the WAL and loses at most the last transaction on power loss, never
+        // consistency. busy_timeout covers reader/writer contention.
+        opts.map_sqlx_sqlite_opts(|o| {
+            o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
+                .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(30))
+                .create_if_missing(true)
+        });
+    }
+    let db = Database::connect(opts)
+        .await
+        .map_err(StoreError::db("connect"))?;
+    Migrator::up(&db, None)
+        .await
+        .map_err(StoreError::db("migrate"))?;
+    Ok(db)
+}

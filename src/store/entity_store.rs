@@ -1,0 +1,336 @@
+//! [`EntityStore`]: what handlers read and write.
+//!
+//! Reads look at the dirty set, then the moka cache, then the database. Writes go to the
+//! dirty set (and the cache), and [`EntityStore::flush`] hands the dirty set to the writer as
+//! one transaction with the checkpoint. If the flush fails the dirty set is kept intact, so a
+//! retry writes the same rows; if the process dies, nothing of the batch was committed and the
+//! chain resumes from the previous checkpoint.
+//!
+//! The heal cascade needs "domains with this label" and "children of this domain". Rows that
+//! exist in the database are found through indexes; rows created since the last flush are
+//! found through two small in-memory indexes kept here. A domain's label and parent never
+//! change after creation, so these indexes never go stale.
+
+use std::collections::{HashMap, HashSet};
+
+use entities::{
+    domain, label, registration, renewal, resolver_address, resolver_record, resolver_text,
+};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+
+use super::{
+    StoreError,
+    cache::EntityCache,
+    writer::{self, Changes, Checkpoint},
+};
+
+/// Rows per table kept in the read cache by default. A domain row is ≈500 bytes with its key,
+/// so 200k rows per table is ≈100 MB per table at worst.
+pub const DEFAULT_CACHE_ROWS: u64 = 200_000;
+
+/// One cached, write-behind table.
+#[derive(Debug)]
+struct Table<M: Clone + Send + Sync + 'static> {
+    cache: EntityCache<M>,
+    dirty: HashMap<String, M>,
+}
+
+impl<M: Clone + Send + Sync + 'static> Table<M> {
+    fn new(name: &'static str, capacity: u64) -> Self {
+        Self {
+            cache: EntityCache::new(name, capacity),
+            dirty: HashMap::new(),
+        }
+    }
+
+    /// Dirty or cached row; `None` when the database must be asked.
+    fn local(&self, key: &str) -> Option<Option<M>> {
+        if let Some(row) = self.dirty.get(key) {
+            return Some(Some(row.clone()));
+        }
+        self.cache.get(key)
+    }
+
+    fn put(&mut self, key: String, row: M) {
+        self.cache.insert(key.clone(), Some(row.clone()));
+        self.dirty.insert(key, row);
+    }
+}
+
+/// Handler-facing view of the database for one chain.
+#[derive(Debug)]
+pub struct EntityStore {
+    db: DatabaseConnection,
+    domains: Table<domain::Model>,
+    labels: Table<label::Model>,
+    registrations: Table<registration::Model>,
+    renewals: Table<renewal::Model>,
+    records: Table<resolver_record::Model>,
+    addresses: HashMap<(String, i64), resolver_address::Model>,
+    texts: HashMap<(String, String), resolver_text::Model>,
+    cleared_records: Vec<String>,
+    /// Domains created since the last flush, by label hash and by parent id.
+    new_by_label: HashMap<String, Vec<String>>,
+    new_children: HashMap<String, Vec<String>>,
+    new_domains: HashSet<String>,
+    /// Labels first stored since the last flush (no database row can mention them).
+    new_labels: HashSet<String>,
+}
+
+impl EntityStore {
+    /// A store over `db` caching up to `cache_rows` rows per table.
+    pub fn new(db: DatabaseConnection, cache_rows: u64) -> Self {
+        Self {
+            db,
+            domains: Table::new("domain", cache_rows),
+            labels: Table::new("label", cache_rows),
+            registrations: Table::new("registration", cache_rows),
+            renewals: Table::new("renewal", cache_rows),
+            records: Table::new("resolver_record", cache_rows),
+            addresses: HashMap::new(),
+            texts: HashMap::new(),
+            cleared_records: Vec::new(),
+            new_by_label: HashMap::new(),
+            new_children: HashMap::new(),
+            new_domains: HashSet::new(),
+            new_labels: HashSet::new(),
+        }
+    }
+
+    /// The database this store writes to.
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.db
+    }
+
+    /// A domain by id.
+    pub async fn domain(&mut self, id: &str) -> Result<Option<domain::Model>, StoreError> {
+        if let Some(hit) = self.domains.local(id) {
+            return Ok(hit);
+        }
+        let row = domain::Entity::find_by_id(id.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(StoreError::db("load domain"))?;
+        self.domains.cache.insert(id.to_owned(), row.clone());
+        Ok(row)
+    }
+
+    /// Stores a domain. A domain's `label_hash` and `parent_id` must never change.
+    pub fn put_domain(&mut self, row: domain::Model) {
+        let known = self.domains.dirty.contains_key(&row.id)
+            || matches!(self.domains.cache.get(&row.id), Some(Some(_)));
+        if !known {
+            self.new_domains.insert(row.id.clone());
+            self.new_by_label
+                .entry(row.label_hash.clone())
+                .or_default()
+                .push(row.id.clone());
+            if let Some(parent) = &row.parent_id {
+                self.new_children
+                    .entry(parent.clone())
+                    .or_default()
+                    .push(row.id.clone());
+            }
+        }
+        self.domains.put(row.id.clone(), row);
+    }
+
+    /// Current versions of the domains listed in `ids`, in order, skipping unknown ids.
+    async fn current(&mut self, ids: Vec<String>) -> Result<Vec<domain::Model>, StoreError> {
+        let mut rows = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(row) = self.domain(&id).await? {
+                rows.push(row);
+            }
+        }
+        Ok(rows)
+    }
+
+    /// Every domain whose leaf label is `label_hash`: database rows through the
+    /// `domains_label_hash` index plus rows created since the last flush.
+    pub async fn domains_with_label(
+        &mut self,
+        label_hash: &str,
+    ) -> Result<Vec<domain::Model>, StoreError> {
+        let mut ids: Vec<String> = Vec::new();
+        if !self.new_labels.contains(label_hash) {
+            ids = domain::Entity::find()
+                .filter(domain::Column::LabelHash.eq(label_hash))
+                .all(&self.db)
+                .await
+                .map_err(StoreError::db("domains by label"))?
+                .into_iter()
+                .map(|d| d.id)
+                .collect();
+        }
+        for id in self.new_by_label.get(label_hash).into_iter().flatten() {
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+        self.current(ids).await
+    }
+
+    /// Children of a domain: database rows through the `domains_parent` index (skipped when
+    /// the parent itself is newer than the last flush) plus rows created since then.
+    pub async fn children(&mut self, parent_id: &str) -> Result<Vec<domain::Model>, StoreError> {
+        let mut ids: Vec<String> = Vec::new();
+        if !self.new_domains.contains(parent_id) {
+            ids = domain::Entity::find()
+                .filter(domain::Column::ParentId.eq(parent_id))
+                .all(&self.db)
+                .await
+                .map_err(StoreError::db("children"))?
+                .into_iter()
+                .map(|d| d.id)
+                .collect();
+        }
+        for id in self.new_children.get(parent_id).into_iter().flatten() {
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+        self.current(ids).await
+    }
+
+    /// A label by hash.
+    pub async fn label(&mut self, label_hash: &str) -> Result<Option<label::Model>, StoreError> {
+        if let Some(hit) = self.labels.local(label_hash) {
+            return Ok(hit);
+        }
+        let row = label::Entity::find_by_id(label_hash.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(StoreError::db("load label"))?;
+        self.labels.cache.insert(label_hash.to_owned(), row.clone());
+        Ok(row)
+    }
+
+    /// Stores a label.
+    pub fn put_label(&mut self, row: label::Model) {
+        if !self.labels.dirty.contains_key(&row.label_hash)
+            && !matches!(self.labels.cache.get(&row.label_hash), Some(Some(_)))
+        {
+            self.new_labels.insert(row.label_hash.clone());
+        }
+        self.labels.put(row.label_hash.clone(), row);
+    }
+
+    /// A registration by id.
+    pub async fn registration(
+        &mut self,
+        id: &str,
+    ) -> Result<Option<registration::Model>, StoreError> {
+        if let Some(hit) = self.registrations.local(id) {
+            return Ok(hit);
+        }
+        let row = registration::Entity::find_by_id(id.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(StoreError::db("load registration"))?;
+        self.registrations.cache.insert(id.to_owned(), row.clone());
+        Ok(row)
+    }
+
+    /// Stores a registration.
+    pub fn put_registration(&mut self, row: registration::Model) {
+        self.registrations.put(row.id.clone(), row);
+    }
+
+    /// A renewal by id.
+    pub async fn renewal(&mut self, id: &str) -> Result<Option<renewal::Model>, StoreError> {
+        if let Some(hit) = self.renewals.local(id) {
+            return Ok(hit);
+        }
+        let row = renewal::Entity::find_by_id(id.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(StoreError::db("load renewal"))?;
+        self.renewals.cache.insert(id.to_owned(), row.clone());
+        Ok(row)
+    }
+
+    /// Stores a renewal.
+    pub fn put_renewal(&mut self, row: renewal::Model) {
+        self.renewals.put(row.id.clone(), row);
+    }
+
+    /// A resolver record by id.
+    pub async fn record(&mut self, id: &str) -> Result<Option<resolver_record::Model>, StoreError> {
+        if let Some(hit) = self.records.local(id) {
+            return Ok(hit);
+        }
+        let row = resolver_record::Entity::find_by_id(id.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(StoreError::db("load resolver record"))?;
+        self.records.cache.insert(id.to_owned(), row.clone());
+        Ok(row)
+    }
+
+    /// Stores a resolver record.
+    pub fn put_record(&mut self, row: resolver_record::Model) {
+        self.records.put(row.id.clone(), row);
+    }
+
+    /// Stores an address record (write-only: handlers never read them back).
+    pub fn put_address(&mut self, row: resolver_address::Model) {
+        self.addresses
+            .insert((row.record_id.clone(), row.coin_type), row);
+    }
+
+    /// Stores a text record (write-only).
+    pub fn put_text(&mut self, row: resolver_text::Model) {
+        self.texts
+            .insert((row.record_id.clone(), row.key_hash.clone()), row);
+    }
+
+    /// Deletes every address and text record of `record_id`, including ones set earlier in
+    /// this batch.
+    pub fn clear_record_entries(&mut self, record_id: &str) {
+        self.addresses.retain(|(id, _), _| id != record_id);
+        self.texts.retain(|(id, _), _| id != record_id);
+        self.cleared_records.push(record_id.to_owned());
+    }
+
+    /// Rows changed since the last flush.
+    pub fn dirty_rows(&self) -> usize {
+        self.domains.dirty.len()
+            + self.labels.dirty.len()
+            + self.registrations.dirty.len()
+            + self.renewals.dirty.len()
+            + self.records.dirty.len()
+            + self.addresses.len()
+            + self.texts.len()
+            + self.cleared_records.len()
+    }
+
+    /// Writes every change and `checkpoint` in one transaction. On error nothing is
+    /// committed and the dirty set is kept for a retry. Returns the rows written.
+    pub async fn flush(&mut self, checkpoint: &Checkpoint) -> Result<usize, StoreError> {
+        let changes = Changes {
+            domains: self.domains.dirty.values().cloned().collect(),
+            labels: self.labels.dirty.values().cloned().collect(),
+            registrations: self.registrations.dirty.values().cloned().collect(),
+            renewals: self.renewals.dirty.values().cloned().collect(),
+            records: self.records.dirty.values().cloned().collect(),
+            cleared_records: self.cleared_records.clone(),
+            addresses: self.addresses.values().cloned().collect(),
+            texts: self.texts.values().cloned().collect(),
+        };
+        writer::write(&self.db, &changes, checkpoint).await?;
+        self.domains.dirty.clear();
+        self.labels.dirty.clear();
+        self.registrations.dirty.clear();
+        self.renewals.dirty.clear();
+        self.records.dirty.clear();
+        self.addresses.clear();
+        self.texts.clear();
+        self.cleared_records.clear();
+        self.new_by_label.clear();
+        self.new_children.clear();
+        self.new_domains.clear();
+        self.new_labels.clear();
+        Ok(changes.len())
+    }
+}

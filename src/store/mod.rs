@@ -1,0 +1,18 @@
+//! Storage: the only code that touches sea-orm on the write path.
+//!
+//! - [`database`] opens SQLite or PostgreSQL and runs the migrations;
+//! - [`EntityStore`] is what handlers read and write: a moka read cache in front of the
+//!   database plus a dirty set of changed rows;
+//! - [`writer`] flushes a dirty set in ONE transaction together with the chain checkpoint, so
+//!   a crash leaves either all of a batch or none of it, and a restart resumes after the
+//!   checkpoint with nothing applied twice.
+
+pub mod cache;
+pub mod database;
+pub mod entity_store;
+pub mod error;
+pub mod writer;
+
+pub use entity_store::EntityStore;
+pub use error::StoreError;
+pub use writer::Checkpoint;

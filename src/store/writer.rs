@@ -1,0 +1,160 @@
+//! The writer: one flush = one database transaction holding every changed row and the chain
+//! checkpoint. Rows go out as chunked multi-row upserts (`INSERT .. ON CONFLICT DO UPDATE`),
+//! which is the same statement on SQLite and PostgreSQL.
+
+use entities::{
+    checkpoint, domain, label, registration, renewal, resolver_address, resolver_record,
+    resolver_text,
+};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, IdenStatic, IntoActiveModel,
+    Iterable, PrimaryKeyToColumn, QueryFilter, TransactionTrait, sea_query::OnConflict,
+};
+
+use super::StoreError;
+
+/// SQLite allows 32 766 bound values per statement and PostgreSQL 65 535; chunks stay under
+/// this many values so one chunk fits either engine.
+pub const MAX_BINDS_PER_STATEMENT: usize = 30_000;
+
+/// How far a chain is indexed: written in the same transaction as the rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// Chain id.
+    pub chain_id: u64,
+    /// Last fully applied block.
+    pub block_number: u64,
+    /// Its hash, hex.
+    pub block_hash: String,
+}
+
+/// Every row a batch of events changed.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// Domains.
+    pub domains: Vec<domain::Model>,
+    /// Labels.
+    pub labels: Vec<label::Model>,
+    /// Registrations.
+    pub registrations: Vec<registration::Model>,
+    /// Renewals.
+    pub renewals: Vec<renewal::Model>,
+    /// Resolver records.
+    pub records: Vec<resolver_record::Model>,
+    /// Records whose address and text rows are deleted before the upserts (`VersionChanged`).
+    pub cleared_records: Vec<String>,
+    /// Address records.
+    pub addresses: Vec<resolver_address::Model>,
+    /// Text records.
+    pub texts: Vec<resolver_text::Model>,
+}
+
+impl Changes {
+    /// Number of rows in the change set.
+    pub fn len(&self) -> usize {
+        self.domains.len()
+            + self.labels.len()
+            + self.registrations.len()
+            + self.renewals.len()
+            + self.records.len()
+            + self.cleared_records.len()
+            + self.addresses.len()
+            + self.texts.len()
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+async fn upsert<E, C>(db: &C, rows: &[E::Model]) -> Result<(), StoreError>
+where
+    E: EntityTrait,
+    E::Model: IntoActiveModel<E::ActiveModel> + Clone,
+    E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
+    C: sea_orm::ConnectionTrait,
+{
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let pk: Vec<E::Column> = E::PrimaryKey::iter().map(|k| k.into_column()).collect();
+    let updates: Vec<E::Column> = E::Column::iter()
+        .filter(|c| !pk.iter().any(|k| k.as_str() == c.as_str()))
+        .collect();
+    let chunk = (MAX_BINDS_PER_STATEMENT / E::Column::iter().count()).max(1);
+    for rows in rows.chunks(chunk) {
+        let mut conflict = OnConflict::columns(pk.clone());
+        if updates.is_empty() {
+            conflict.do_nothing();
+        } else {
+            conflict.update_columns(updates.clone());
+        }
+        E::insert_many(rows.iter().cloned().map(IntoActiveModel::into_active_model))
+            .on_conflict(conflict)
+            .exec_without_returning(db)
+            .await
+            .map_err(StoreError::db("upsert"))?;
+    }
+    Ok(())
+}
+
+/// Writes `changes` and `checkpoint` in one transaction.
+pub async fn write(
+    db: &DatabaseConnection,
+    changes: &Changes,
+    checkpoint: &Checkpoint,
+) -> Result<(), StoreError> {
+    let txn = db.begin().await.map_err(StoreError::db("begin"))?;
+    if !changes.cleared_records.is_empty() {
+        for ids in changes.cleared_records.chunks(MAX_BINDS_PER_STATEMENT) {
+            resolver_address::Entity::delete_many()
+                .filter(resolver_address::Column::RecordId.is_in(ids.iter().cloned()))
+                .exec(&txn)
+                .await
+                .map_err(StoreError::db("clear addresses"))?;
+            resolver_text::Entity::delete_many()
+                .filter(resolver_text::Column::RecordId.is_in(ids.iter().cloned()))
+                .exec(&txn)
+                .await
+                .map_err(StoreError::db("clear texts"))?;
+        }
+    }
+    upsert::<label::Entity, _>(&txn, &changes.labels).await?;
+    upsert::<domain::Entity, _>(&txn, &changes.domains).await?;
+    upsert::<registration::Entity, _>(&txn, &changes.registrations).await?;
+    upsert::<renewal::Entity, _>(&txn, &changes.renewals).await?;
+    upsert::<resolver_record::Entity, _>(&txn, &changes.records).await?;
+    upsert::<resolver_address::Entity, _>(&txn, &changes.addresses).await?;
+    upsert::<resolver_text::Entity, _>(&txn, &changes.texts).await?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    upsert::<checkpoint::Entity, _>(
+        &txn,
+        &[checkpoint::Model {
+            chain_id: checkpoint.chain_id as i64,
+            block_number: checkpoint.block_number as i64,
+            block_hash: checkpoint.block_hash.clone(),
+            updated_at: now,
+        }],
+    )
+    .await?;
+    txn.commit().await.map_err(StoreError::db("commit"))
+}
+
+/// Reads a chain's checkpoint.
+pub async fn read_checkpoint(
+    db: &DatabaseConnection,
+    chain_id: u64,
+) -> Result<Option<Checkpoint>, StoreError> {
+    Ok(checkpoint::Entity::find_by_id(chain_id as i64)
+        .one(db)
+        .await
+        .map_err(StoreError::db("read checkpoint"))?
+        .map(|c| Checkpoint {
+            chain_id,
+            block_number: c.block_number as u64,
+            block_hash: c.block_hash,
+        }))
+}
