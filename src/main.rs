@@ -1,1 +1,129 @@
-fn main() {}
+//! The `ensemble` binary: parse the command line, load the configuration, initialise tracing
+//! and metrics, run.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use ensemble::{
+    Config, Service,
+    devnet::{Anvil, Driver, Scenario, scenario::ScenarioOptions},
+};
+
+/// Multi-chain ENS indexer with an Omnigraph-style GraphQL API.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Cli {
+    /// Log as JSON lines instead of text.
+    #[arg(long, global = true)]
+    json_logs: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Index the configured chains and serve GraphQL.
+    Run {
+        /// Namespace file, e.g. config/mainnet.toml.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Start a local ENS chain (anvil + the real ENS contracts from npm), play a scenario of
+    /// a few hundred names on it, then index it and serve GraphQL. Needs no network beyond npm.
+    Devnet {
+        /// Extra config (database, http) layered over the defaults.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// `.eth` names the scenario registers.
+        #[arg(long, default_value_t = 130)]
+        names: usize,
+    },
+    /// Print a deterministic dump of the indexed state (compare two databases with diff).
+    Dump {
+        /// Config whose database to dump (env DATABASE_URL wins).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Apply pending database migrations and exit.
+    Migrate {
+        /// Config whose database to migrate (env DATABASE_URL wins).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+}
+
+fn init_tracing(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("installing a SIGTERM handler succeeds on unix");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let service = Service::start(&config).await?;
+    shutdown_signal().await;
+    tracing::info!(target: "ensemble", "Shutting down");
+    service.stop().await;
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_tracing(cli.json_logs);
+    // One TLS provider for every https client (RPC endpoints), chosen explicitly.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let env = || std::env::vars();
+    actix_rt::System::new().block_on(async move {
+        match cli.command {
+            Command::Run { config } => serve(Config::load(config.as_deref(), env())?).await,
+            Command::Devnet { config, names } => {
+                let mut config = Config::load(config.as_deref(), env())?;
+                tracing::info!(target: "ensemble", "Starting anvil and deploying the ENS contracts (first run installs them with npm)");
+                let anvil = Anvil::spawn(31337).await?;
+                let mut driver = Driver::new(anvil.provider()).await?;
+                let scenario = Scenario::run(&mut driver, ScenarioOptions { eth_names: names, ..Default::default() })
+                    .await
+                    .context("devnet scenario")?;
+                tracing::info!(target: "ensemble", names = scenario.names.len(), blocks = scenario.last_block, rpc = %anvil.url, "Scenario played");
+                config.chains = vec![scenario.deployment.chain_config(anvil.chain_id, &anvil.url)];
+                let result = serve(config).await;
+                drop(anvil);
+                result
+            }
+            Command::Dump { config } => {
+                let config = Config::load(config.as_deref(), env())?;
+                let db = ensemble::store::database::connect(&config.database.url).await?;
+                print!("{}", ensemble::dump::dump(&db).await?);
+                Ok(())
+            }
+            Command::Migrate { config } => {
+                let config = Config::load(config.as_deref(), env())?;
+                ensemble::store::database::connect(&config.database.url).await?;
+                tracing::info!(target: "ensemble", "Migrations applied");
+                Ok(())
+            }
+        }
+    })
+}

@@ -49,6 +49,7 @@ pub enum DomainsNameFilter {
     /// Any of these names (at most 100).
     In(Vec<String>),
     /// Prefix (at least one character).
+    #[graphql(name = "starts_with")]
     StartsWith(String),
 }
 

@@ -5,6 +5,8 @@
 //! that label and every descendant is re-rendered. The affected rows are found through the
 //! `label_hash` and `parent_id` indexes, so a heal costs O(affected names), never a scan.
 
+use std::{collections::HashMap, sync::LazyLock};
+
 use alloy::primitives::B256;
 use entities::{domain, label};
 
@@ -13,6 +15,23 @@ use super::{
     name::{encoded_label_hash, hex_b256, interpret_label, labelhash},
 };
 use crate::store::EntityStore;
+
+/// Labels every ENS deployment uses that no event ever spells out (registries create them
+/// with `setSubnodeOwner(labelhash)`): top-level and infrastructure labels.
+pub const WELL_KNOWN_LABELS: &[&str] =
+    &["eth", "reverse", "addr", "resolver", "xyz", "com", "test"];
+
+static WELL_KNOWN: LazyLock<HashMap<B256, &'static str>> = LazyLock::new(|| {
+    WELL_KNOWN_LABELS
+        .iter()
+        .map(|l| (labelhash(l), *l))
+        .collect()
+});
+
+/// The plaintext of a well-known label hash.
+pub fn well_known_label(hash: B256) -> Option<&'static str> {
+    WELL_KNOWN.get(&hash).copied()
+}
 
 /// Makes sure a `labels` row exists for `hash` and returns its interpreted form. With a
 /// `literal` that matches the hash, an unknown label heals and its names are re-rendered; a
@@ -41,6 +60,7 @@ pub async fn ensure_label(
             Ok(interpreted)
         }
         (None, lit) => {
+            let lit = lit.or_else(|| well_known_label(hash));
             let interpreted = lit.map_or_else(|| encoded_label_hash(hash), interpret_label);
             store.put_label(label::Model {
                 label_hash: key,

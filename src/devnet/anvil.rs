@@ -1,0 +1,83 @@
+//! [`Anvil`]: an anvil process on a free loopback port, killed when dropped.
+//!
+//! Flags: `--prune-history N` keeps recent states in memory instead of writing gigabytes of
+//! state files under `~/.foundry` (N is large enough for historical `eth_call`s of a test
+//! chain); `--block-base-fee-per-gas 0` keeps zero-priced transactions valid however full the
+//! blocks get; `--no-mining` lets the driver put many transactions in one block.
+
+use std::{
+    net::TcpListener,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use alloy::providers::{Provider, RootProvider};
+
+use super::{DevnetError, install};
+
+/// States kept in memory for historical calls.
+pub const PRUNE_HISTORY_STATES: u64 = 100_000;
+/// Block gas limit: room for hundreds of registrations per block.
+pub const BLOCK_GAS_LIMIT: u64 = 1_000_000_000;
+
+/// A running anvil.
+#[derive(Debug)]
+pub struct Anvil {
+    child: Child,
+    /// Its JSON-RPC URL.
+    pub url: String,
+    /// Its chain id.
+    pub chain_id: u64,
+}
+
+impl Anvil {
+    /// Installs anvil if needed and starts it with chain id `chain_id`.
+    pub async fn spawn(chain_id: u64) -> Result<Self, DevnetError> {
+        let dir = install::ensure_installed()?;
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| DevnetError::Anvil(e.to_string()))?
+            .port();
+        let child = Command::new(install::anvil_bin(&dir))
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--chain-id", &chain_id.to_string()])
+            .args(["--prune-history", &PRUNE_HISTORY_STATES.to_string()])
+            .args([
+                "--block-base-fee-per-gas",
+                "0",
+                "--gas-limit",
+                &BLOCK_GAS_LIMIT.to_string(),
+            ])
+            .args(["--no-mining", "--silent"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| DevnetError::Anvil(format!("cannot start: {e}")))?;
+        let anvil = Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            chain_id,
+        };
+        let provider = anvil.provider();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while provider.get_chain_id().await.is_err() {
+            if Instant::now() > deadline {
+                return Err(DevnetError::Anvil("did not answer within 30 s".into()));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(anvil)
+    }
+
+    /// A provider for it.
+    pub fn provider(&self) -> RootProvider {
+        RootProvider::new_http(self.url.parse().expect("anvil url is a valid url"))
+    }
+}
+
+impl Drop for Anvil {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
