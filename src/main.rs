@@ -92,8 +92,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_tracing(cli.json_logs);
-    // One TLS provider for every https client (RPC endpoints), chosen explicitly.
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    ensemble::rpc::client::install_tls_provider();
     let env = || std::env::vars();
     actix_rt::System::new().block_on(async move {
         match cli.command {

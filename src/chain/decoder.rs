@@ -28,6 +28,7 @@ use crate::{
         DecodedEvent, EnsEvent, EventMeta,
         abi::Resolver,
         decode::{decode_log, is_legacy_text},
+        name::labelhash,
         role::ContractRole,
     },
     rpc::{BlockInfo, RpcClient},
@@ -114,6 +115,7 @@ struct DecodeJob {
 impl DecodeJob {
     async fn run(self, range: FetchedRange) -> Result<(), PipelineError> {
         let chain = self.chain_id.to_string();
+        let addr_reverse_node = alloy::ens::namehash("addr.reverse");
         let mut events = Vec::with_capacity(range.logs.len());
         for log in &range.logs {
             let (Some(number), Some(log_index)) = (log.block_number, log.log_index) else {
@@ -155,8 +157,23 @@ impl DecodeJob {
                 tx_index: log.transaction_index.unwrap_or_default(),
                 log_index,
                 address: log.address(),
+                tx_from: None,
             };
             for mut event in decoded {
+                let mut meta = meta.clone();
+                if let EnsEvent::NewOwner {
+                    parent,
+                    label,
+                    owner,
+                    ..
+                } = &event
+                {
+                    let reverse =
+                        *parent == addr_reverse_node && labelhash(&hex::encode(owner)) != *label;
+                    if reverse {
+                        meta.tx_from = Some(self.rpc.transaction_sender(meta.tx_hash).await?);
+                    }
+                }
                 if is_legacy_text(log.data()) {
                     if let EnsEvent::TextChanged { node, key, value } = &mut event {
                         *value = self

@@ -23,6 +23,9 @@ pub struct EventMeta {
     pub log_index: u64,
     /// Contract that emitted the log.
     pub address: Address,
+    /// Sender of the transaction, where the decoder had a reason to fetch it (it names the
+    /// label of an `addr.reverse` child claimed on the sender's behalf).
+    pub tx_from: Option<Address>,
 }
 
 /// Which registry emitted a registry event.

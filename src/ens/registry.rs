@@ -46,11 +46,15 @@ pub async fn new_owner(
             None => return Err(HandlerError::unknown("parent domain", hex_b256(parent))),
         }
     };
-    // Reverse records are named after the address they reverse: when the owner is that
-    // address (the usual case), the label heals right away.
+    // Reverse records are named after the address they reverse: the owner, or the sender of
+    // the transaction when a reverse registrar claims on the sender's behalf.
     let reverse_label = (parent == ctx.addr_reverse_node)
-        .then(|| hex::encode(owner))
-        .filter(|l| labelhash(l) == label);
+        .then(|| [Some(owner), meta.tx_from])
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(hex::encode)
+        .find(|l| labelhash(l) == label);
     let interpreted = ensure_label(store, label, reverse_label.as_deref()).await?;
     let (name, depth) = child_name(&interpreted, parent_row.as_ref());
     store.put_domain(domain::Model {

@@ -21,6 +21,17 @@ pub const BASE_BACKOFF: Duration = Duration::from_millis(100);
 /// Longest single backoff.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
+/// Installs ring as the process's rustls provider, once. reqwest is built without a default
+/// provider (so the tree carries one TLS backend, not two); any `https://` RPC client needs
+/// one installed before it is built.
+pub fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Err means another provider was installed first, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 /// Hash, parent and timestamp of a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockInfo {
@@ -135,6 +146,20 @@ impl RpcClient {
                 parent_hash: block.header.parent_hash,
                 timestamp: block.header.timestamp,
             })
+        })
+        .await
+    }
+
+    /// Sender of transaction `hash`.
+    pub async fn transaction_sender(&self, hash: B256) -> Result<Address, RpcError> {
+        use alloy::network::TransactionResponse;
+        self.retry("eth_getTransactionByHash", || async {
+            self.provider
+                .get_transaction_by_hash(hash)
+                .await
+                .map_err(RpcError::classify)?
+                .map(|tx| tx.from())
+                .ok_or_else(|| RpcError::Permanent(format!("transaction {hash:#x} not found")))
         })
         .await
     }

@@ -1,0 +1,157 @@
+//! End to end: the real contracts on anvil, a scenario of 300+ names, the real pipeline, and
+//! then every name's owner, resolver, records and expiry read through GraphQL compared with
+//! what the chain answers.
+
+use alloy::primitives::Address;
+use ensemble::{
+    Service,
+    devnet::{
+        scenario::{ScenarioOptions, reverse_node},
+        truth::{Truth, name_record},
+    },
+};
+use serde_json::{Value, json};
+
+use crate::support::{self, Backend, TestDb};
+
+async fn gql(schema: &graphql::EnsSchema, query: &str, variables: Value) -> Value {
+    let request = async_graphql::Request::new(query)
+        .variables(async_graphql::Variables::from_json(variables));
+    let response = schema.execute(request).await;
+    assert!(response.errors.is_empty(), "{query}: {:?}", response.errors);
+    response.data.into_json().expect("json")
+}
+
+const DOMAIN: &str = r#"query($name: String!) {
+  domain(by: {name: $name}) {
+    canonical { name { interpreted } }
+    owner { address }
+    registration { expiry }
+    resolver { assigned { contract { address }
+      records_(by: {name: $name}) { contenthash addresses { coinType address } texts { key value } } } }
+  }
+}"#;
+
+fn hex(a: Address) -> String {
+    format!("{a:#x}")
+}
+
+async fn indexes_scenario_and_matches_chain(backend: Backend) {
+    let (anvil, driver, scenario) = support::devnet(31337, ScenarioOptions::default()).await;
+    assert!(
+        scenario.names.len() >= 300,
+        "scenario has {} names",
+        scenario.names.len()
+    );
+    let db = TestDb::new(backend).await;
+    let d = scenario.deployment;
+    let config = support::config(&db.url, d.chain_config(anvil.chain_id, &anvil.url));
+    let service = Service::start(&config).await.expect("service starts");
+    support::wait_for_block(&service.db, anvil.chain_id, scenario.last_block).await;
+    let schema = graphql::build_schema(service.db.clone());
+
+    let mut checked_records = 0;
+    for name in &scenario.names {
+        let interpreted = name.interpreted();
+        let truth = Truth::read(&driver, &d, name).await.expect("truth");
+        let data = gql(&schema, DOMAIN, json!({ "name": interpreted })).await;
+        let domain = &data["domain"];
+        assert!(!domain.is_null(), "{interpreted} not indexed");
+        assert_eq!(
+            domain["canonical"]["name"]["interpreted"],
+            json!(interpreted)
+        );
+        let owner = domain["owner"]["address"].as_str().map(str::to_owned);
+        let expected_owner = (!truth.owner.is_zero()).then(|| hex(truth.owner));
+        assert_eq!(owner, expected_owner, "owner of {interpreted}");
+        let expiry = domain["registration"]["expiry"].as_str().map(str::to_owned);
+        assert_eq!(
+            expiry,
+            truth.expiry.map(|e| e.to_string()),
+            "expiry of {interpreted}"
+        );
+        let assigned = &domain["resolver"]["assigned"];
+        if truth.resolver.is_zero() {
+            assert!(assigned.is_null(), "{interpreted} has no resolver on chain");
+            continue;
+        }
+        assert_eq!(
+            assigned["contract"]["address"],
+            json!(hex(truth.resolver)),
+            "resolver of {interpreted}"
+        );
+        let records = &assigned["records_"];
+        let address = |coin: i64| {
+            records["addresses"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|a| a["coinType"] == json!(coin))
+                .map(|a| a["address"].as_str().unwrap_or_default().to_owned())
+        };
+        let addr = address(60).filter(|a| a != &hex(Address::ZERO));
+        assert_eq!(
+            addr,
+            (!truth.addr.is_zero()).then(|| hex(truth.addr)),
+            "addr of {interpreted}"
+        );
+        let btc = address(0).filter(|a| a != "0x");
+        assert_eq!(
+            btc,
+            (!truth.btc.is_empty()).then(|| format!("{}", truth.btc)),
+            "btc of {interpreted}"
+        );
+        for (key, value) in &truth.texts {
+            let indexed = records["texts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|t| t["key"] == json!(key))
+                .and_then(|t| t["value"].as_str())
+                .unwrap_or_default();
+            assert_eq!(indexed, value, "text {key} of {interpreted}");
+        }
+        let contenthash = records["contenthash"].as_str().unwrap_or_default();
+        let expected = if truth.contenthash.is_empty() {
+            String::new()
+        } else {
+            format!("{}", truth.contenthash)
+        };
+        assert_eq!(contenthash, expected, "contenthash of {interpreted}");
+        checked_records += 1;
+    }
+    assert!(
+        checked_records > 250,
+        "only {checked_records} names had records to check"
+    );
+
+    for account in &scenario.primary_accounts {
+        let node = reverse_node(*account);
+        let (resolver, name) = name_record(&driver, &d, node)
+            .await
+            .expect("reverse record");
+        assert!(!name.is_empty());
+        let data = gql(
+            &schema,
+            r#"query($r: String!, $node: String!) { resolver(by: {contract: {chainId: 31337, address: $r}}) { records_(by: {node: $node}) { name } } }"#,
+            json!({ "r": hex(resolver), "node": format!("{node:#x}") }),
+        )
+        .await;
+        assert_eq!(
+            data["resolver"]["records_"]["name"],
+            json!(name),
+            "primary name of {account}"
+        );
+    }
+    service.stop().await;
+}
+
+#[actix_rt::test]
+async fn scenario_matches_chain_on_sqlite() {
+    indexes_scenario_and_matches_chain(Backend::Sqlite).await;
+}
+
+#[actix_rt::test]
+async fn scenario_matches_chain_on_postgres() {
+    indexes_scenario_and_matches_chain(Backend::Postgres).await;
+}

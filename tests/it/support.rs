@@ -1,0 +1,142 @@
+//! Shared test support: fresh databases (SQLite file or a new PostgreSQL database), devnets,
+//! configs, and waiting for the indexer without sleeping blindly.
+
+use std::{
+    sync::atomic::{AtomicU32, Ordering},
+    time::{Duration, Instant},
+};
+
+use ensemble::{
+    Config,
+    config::ChainConfig,
+    devnet::{Anvil, Driver, Scenario, scenario::ScenarioOptions},
+    store::writer::read_checkpoint,
+};
+use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
+
+/// Database engines the suites run on.
+#[derive(Clone, Copy, Debug)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Admin connection for creating per-test databases.
+pub fn pg_admin_url() -> String {
+    std::env::var("ENSEMBLE_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// A fresh, empty database that is removed afterwards.
+pub struct TestDb {
+    pub url: String,
+    _dir: Option<tempfile::TempDir>,
+    pg_name: Option<String>,
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+impl TestDb {
+    pub async fn new(backend: Backend) -> Self {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("tempdir");
+                let url = format!(
+                    "sqlite://{}?mode=rwc",
+                    dir.path().join("test.sqlite").display()
+                );
+                Self {
+                    url,
+                    _dir: Some(dir),
+                    pg_name: None,
+                }
+            }
+            Backend::Postgres => {
+                let name = format!(
+                    "ensemble_test_{}_{}_{}",
+                    std::process::id(),
+                    COUNTER.fetch_add(1, Ordering::SeqCst),
+                    Instant::now().elapsed().subsec_nanos()
+                );
+                let admin = Database::connect(pg_admin_url())
+                    .await
+                    .expect("postgres reachable at ENSEMBLE_TEST_POSTGRES_URL");
+                admin
+                    .execute_unprepared(&format!("CREATE DATABASE {name}"))
+                    .await
+                    .expect("create database");
+                let base = pg_admin_url();
+                let url = format!(
+                    "{}/{name}",
+                    base.rsplit_once('/').map_or(base.as_str(), |(b, _)| b)
+                );
+                Self {
+                    url,
+                    _dir: None,
+                    pg_name: Some(name),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some(name) = self.pg_name.take() {
+            // Drop runs outside any runtime guarantee: use a short-lived one on its own thread.
+            let _ = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok()?;
+                rt.block_on(async {
+                    let admin = Database::connect(pg_admin_url()).await.ok()?;
+                    admin
+                        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .await
+                        .ok()
+                })
+            })
+            .join();
+        }
+    }
+}
+
+/// A devnet with the scenario played on it.
+pub async fn devnet(chain_id: u64, options: ScenarioOptions) -> (Anvil, Driver, Scenario) {
+    let anvil = Anvil::spawn(chain_id).await.expect("anvil starts");
+    let mut driver = Driver::new(anvil.provider()).await.expect("driver");
+    let scenario = Scenario::run(&mut driver, options)
+        .await
+        .expect("scenario plays");
+    (anvil, driver, scenario)
+}
+
+/// A config with `chain`, the database at `url` and an ephemeral HTTP port.
+pub fn config(url: &str, chain: ChainConfig) -> Config {
+    let mut config =
+        Config::load(None, [("DATABASE_URL".to_owned(), url.to_owned())]).expect("defaults load");
+    config.http.listen = "127.0.0.1:0".parse().expect("socket address");
+    config.chains = vec![chain];
+    config
+}
+
+/// Waits until `chain`'s checkpoint reaches `block`.
+pub async fn wait_for_block(db: &DatabaseConnection, chain: u64, block: u64) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let at = read_checkpoint(db, chain)
+            .await
+            .ok()
+            .flatten()
+            .map(|c| c.block_number);
+        if at.is_some_and(|b| b >= block) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "indexer stuck at {at:?}, waiting for block {block}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
