@@ -1,1 +1,177 @@
-//! decode_errors
+//! Garbage on a real chain: a log that does not decode and an event for a node nobody created
+//! are counted in metrics and logged with chain, block and log index, and indexing goes on.
+
+use std::sync::{Arc, Mutex};
+
+use alloy::{
+    primitives::{Address, B256, U256, keccak256},
+    sol_types::{SolEvent, SolValue},
+};
+use ensemble::{
+    Service,
+    devnet::{Anvil, Deployment, Driver, contracts::IRegistry},
+    ens::{abi::Registry, role::ContractRole},
+};
+
+use crate::support::{self, Backend, TestDb};
+
+/// Runtime of a contract that emits `LOG2(topic0, topic1, data)` from its calldata
+/// `topic0 ‖ topic1 ‖ data`, so the test can put arbitrary logs on chain at a configured
+/// address: CALLDATACOPY(0, 0, size); LOG2(64, size − 64, mload(0), mload(32)); STOP.
+const LOG2_EMITTER_RUNTIME: &str = "366000600037602051600051604036036040a200";
+
+fn emitter_code() -> Vec<u8> {
+    let runtime = hex::decode(LOG2_EMITTER_RUNTIME).unwrap();
+    // PUSH1 len, DUP1, PUSH1 11, PUSH1 0, CODECOPY, PUSH1 0, RETURN, then the runtime.
+    let mut init = vec![
+        0x60,
+        runtime.len() as u8,
+        0x80,
+        0x60,
+        0x0b,
+        0x60,
+        0x00,
+        0x39,
+        0x60,
+        0x00,
+        0xf3,
+    ];
+    init.extend(runtime);
+    init
+}
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[actix_rt::test]
+async fn malformed_logs_and_unknown_nodes_are_counted_logged_and_skipped() {
+    let captured = Captured::default();
+    let sink = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(move || sink.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let chain_id = 31_401;
+    let anvil = Anvil::spawn(chain_id).await.unwrap();
+    let mut driver = Driver::new(anvil.provider()).await.unwrap();
+    let d = Deployment::deploy(&mut driver).await.unwrap();
+    let deployer = d.deployer;
+    let nonce = alloy::providers::Provider::get_transaction_count(driver.provider(), deployer)
+        .await
+        .unwrap();
+    driver
+        .send(deployer, None, emitter_code(), U256::ZERO, "deploy emitter")
+        .await
+        .unwrap();
+    driver.mine().await.unwrap();
+    let emitter = deployer.create(nonce);
+
+    // NewOwner needs three topics: two do not decode. Transfer of a node nobody created
+    // decodes but names an unknown node.
+    let malformed = [
+        Registry::NewOwner::SIGNATURE_HASH.as_slice(),
+        B256::repeat_byte(1).as_slice(),
+        &[0xde, 0xad],
+    ]
+    .concat();
+    let unknown = [
+        Registry::Transfer::SIGNATURE_HASH.as_slice(),
+        keccak256("nobody").as_slice(),
+        &Address::repeat_byte(7).abi_encode(),
+    ]
+    .concat();
+    driver
+        .send(deployer, Some(emitter), malformed, U256::ZERO, "malformed")
+        .await
+        .unwrap();
+    driver
+        .send(deployer, Some(emitter), unknown, U256::ZERO, "unknown node")
+        .await
+        .unwrap();
+    let garbage_block = driver.mine().await.unwrap();
+    driver
+        .call_tx(
+            deployer,
+            d.registry,
+            IRegistry::setSubnodeOwnerCall {
+                node: B256::ZERO,
+                label: keccak256("after"),
+                owner: deployer,
+            },
+            "after",
+        )
+        .await
+        .unwrap();
+    let last = driver.mine().await.unwrap();
+
+    let mut chain = d.chain_config(chain_id, &anvil.url);
+    chain
+        .contracts
+        .retain(|c| c.role != ContractRole::RegistryOld);
+    chain.contracts.push(ensemble::config::ContractConfig {
+        role: ContractRole::RegistryOld,
+        address: emitter,
+    });
+    let db = TestDb::new(Backend::Sqlite).await;
+    let service = Service::start(&support::config(&db.url, chain))
+        .await
+        .unwrap();
+    support::wait_for_block(&service.db, chain_id, last).await;
+
+    let schema = graphql::build_schema(service.db.clone());
+    // "after" is not a label the indexer can know: it is found under its encoded labelhash.
+    let name = ensemble::ens::name::encoded_label_hash(keccak256("after"));
+    let res = schema
+        .execute(format!(
+            "{{ domain(by: {{name: \"{name}\"}}) {{ owner {{ address }} }} }}"
+        ))
+        .await;
+    assert_eq!(
+        res.data.into_json().unwrap()["domain"]["owner"]["address"],
+        serde_json::json!(format!("{deployer:#x}")),
+        "indexing continued past the garbage"
+    );
+
+    let metrics = ensemble::metrics::install().render();
+    assert!(
+        metrics.contains(&format!(
+            "ensemble_logs_undecodable_total{{chain=\"{chain_id}\",contract=\"registry_old\"}} 1"
+        )),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(&format!(
+            "ensemble_events_skipped_total{{chain=\"{chain_id}\",event=\"Transfer\"}} 1"
+        )),
+        "{metrics}"
+    );
+
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let undecodable = logs
+        .lines()
+        .find(|l| l.contains("Undecodable log"))
+        .unwrap_or_else(|| panic!("no log line:\n{logs}"));
+    let skipped = logs
+        .lines()
+        .find(|l| l.contains("Skipped event"))
+        .unwrap_or_else(|| panic!("no log line:\n{logs}"));
+    for line in [undecodable, skipped] {
+        assert!(line.contains(&format!("chain={chain_id}")), "{line}");
+        assert!(line.contains(&format!("block={garbage_block}")), "{line}");
+        assert!(line.contains("log_index="), "{line}");
+    }
+    service.stop().await;
+}

@@ -47,7 +47,14 @@ impl Bed {
         let db = TestDb::new(Backend::Sqlite).await;
         let conn = database::connect(&db.url).await.unwrap();
         let store = EntityStore::new(conn.clone(), 1000);
-        Self { _db: db, conn, store, ctx: IndexContext::new(1, REGISTRY), block: 1, log_index: 0 }
+        Self {
+            _db: db,
+            conn,
+            store,
+            ctx: IndexContext::new(1, REGISTRY),
+            block: 1,
+            log_index: 0,
+        }
     }
 
     /// Decodes `log` as emitted by `address` and applies it.
@@ -73,7 +80,15 @@ impl Bed {
             tx_from: None,
         };
         for event in decode_log(role, &log).expect("decodes") {
-            apply_event(&self.ctx, &mut self.store, &DecodedEvent { meta: meta.clone(), event }).await?;
+            apply_event(
+                &self.ctx,
+                &mut self.store,
+                &DecodedEvent {
+                    meta: meta.clone(),
+                    event,
+                },
+            )
+            .await?;
         }
         Ok(())
     }
@@ -83,32 +98,101 @@ impl Bed {
     }
 
     async fn flush(&mut self) {
-        let cp = Checkpoint { chain_id: 1, block_number: self.block, block_hash: "0x".into() };
+        let cp = Checkpoint {
+            chain_id: 1,
+            block_number: self.block,
+            block_hash: "0x".into(),
+        };
         self.store.flush(&cp).await.unwrap();
         self.block += 1;
     }
 
     async fn domain(&self, name: &str) -> domain::Model {
-        domain::Entity::find_by_id(self.ctx.domain_id(namehash(name))).one(&self.conn).await.unwrap().unwrap_or_else(|| panic!("{name} missing"))
+        domain::Entity::find_by_id(self.ctx.domain_id(namehash(name)))
+            .one(&self.conn)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{name} missing"))
     }
 
     async fn registration(&self, name: &str) -> registration::Model {
-        let id = self.domain(name).await.registration_id.expect("has a registration");
-        registration::Entity::find_by_id(id).one(&self.conn).await.unwrap().unwrap()
+        let id = self
+            .domain(name)
+            .await
+            .registration_id
+            .expect("has a registration");
+        registration::Entity::find_by_id(id)
+            .one(&self.conn)
+            .await
+            .unwrap()
+            .unwrap()
     }
 
     /// `eth` under the root, and `label.eth` registered to `owner` through registrar + controller.
     async fn register(&mut self, label: &str, owner: Address, heal: bool) {
         let eth = namehash("eth");
-        if self.store.domain(&self.ctx.domain_id(eth)).await.unwrap().is_none() {
-            self.ok(REGISTRY, Registry::NewOwner { node: B256::ZERO, label: keccak256("eth"), owner: REGISTRAR }.encode_log_data()).await;
+        if self
+            .store
+            .domain(&self.ctx.domain_id(eth))
+            .await
+            .unwrap()
+            .is_none()
+        {
+            self.ok(
+                REGISTRY,
+                Registry::NewOwner {
+                    node: B256::ZERO,
+                    label: keccak256("eth"),
+                    owner: REGISTRAR,
+                }
+                .encode_log_data(),
+            )
+            .await;
         }
         let token = U256::from_be_bytes(labelhash(label).0);
-        self.ok(REGISTRAR, BaseRegistrar::Transfer { from: Address::ZERO, to: owner, tokenId: token }.encode_log_data()).await;
-        self.ok(REGISTRY, Registry::NewOwner { node: eth, label: labelhash(label), owner }.encode_log_data()).await;
-        self.ok(REGISTRAR, BaseRegistrar::NameRegistered { id: token, owner, expires: U256::from(2_000_000) }.encode_log_data()).await;
+        self.ok(
+            REGISTRAR,
+            BaseRegistrar::Transfer {
+                from: Address::ZERO,
+                to: owner,
+                tokenId: token,
+            }
+            .encode_log_data(),
+        )
+        .await;
+        self.ok(
+            REGISTRY,
+            Registry::NewOwner {
+                node: eth,
+                label: labelhash(label),
+                owner,
+            }
+            .encode_log_data(),
+        )
+        .await;
+        self.ok(
+            REGISTRAR,
+            BaseRegistrar::NameRegistered {
+                id: token,
+                owner,
+                expires: U256::from(2_000_000),
+            }
+            .encode_log_data(),
+        )
+        .await;
         if heal {
-            self.ok(CONTROLLER, LegacyController::NameRegistered { name: label.into(), label: labelhash(label), owner, cost: U256::from(7), expires: U256::from(2_000_000) }.encode_log_data()).await;
+            self.ok(
+                CONTROLLER,
+                LegacyController::NameRegistered {
+                    name: label.into(),
+                    label: labelhash(label),
+                    owner,
+                    cost: U256::from(7),
+                    expires: U256::from(2_000_000),
+                }
+                .encode_log_data(),
+            )
+            .await;
         }
     }
 }
@@ -128,39 +212,125 @@ async fn heal_rerenders_names_and_descendants_in_db_and_in_memory() {
     let mut bed = Bed::new().await;
     bed.register("alice", ALICE, false).await;
     let alice = namehash("alice.eth");
-    bed.ok(REGISTRY, Registry::NewOwner { node: alice, label: labelhash("sub"), owner: BOB }.encode_log_data()).await;
-    bed.ok(REGISTRY, Registry::NewOwner { node: child_node(alice, labelhash("sub")), label: labelhash("deep"), owner: BOB }.encode_log_data()).await;
+    bed.ok(
+        REGISTRY,
+        Registry::NewOwner {
+            node: alice,
+            label: labelhash("sub"),
+            owner: BOB,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        REGISTRY,
+        Registry::NewOwner {
+            node: child_node(alice, labelhash("sub")),
+            label: labelhash("deep"),
+            owner: BOB,
+        }
+        .encode_log_data(),
+    )
+    .await;
     bed.flush().await;
     let hidden = encoded_label_hash(labelhash("alice"));
-    assert_eq!(bed.domain("sub.alice.eth").await.name, format!("{}.{hidden}.eth", encoded_label_hash(labelhash("sub"))));
+    assert_eq!(
+        bed.domain("sub.alice.eth").await.name,
+        format!("{}.{hidden}.eth", encoded_label_hash(labelhash("sub")))
+    );
 
     // The heal arrives after the rows are in the database: they are found through indexes.
     let token = labelhash("alice");
-    bed.ok(REGISTRAR, BaseRegistrar::NameRenewed { id: U256::from_be_bytes(token.0), expires: U256::from(3_000_000) }.encode_log_data()).await;
-    bed.ok(CONTROLLER, LegacyController::NameRenewed { name: "alice".into(), label: token, cost: U256::from(1), expires: U256::from(3_000_000) }.encode_log_data()).await;
+    bed.ok(
+        REGISTRAR,
+        BaseRegistrar::NameRenewed {
+            id: U256::from_be_bytes(token.0),
+            expires: U256::from(3_000_000),
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        CONTROLLER,
+        LegacyController::NameRenewed {
+            name: "alice".into(),
+            label: token,
+            cost: U256::from(1),
+            expires: U256::from(3_000_000),
+        }
+        .encode_log_data(),
+    )
+    .await;
     bed.flush().await;
     assert_eq!(bed.domain("alice.eth").await.name, "alice.eth");
     assert_eq!(bed.domain("alice.eth").await.depth, 2);
     let deep = bed.domain("deep.sub.alice.eth").await;
-    assert_eq!(deep.name, format!("{}.{}.alice.eth", encoded_label_hash(labelhash("deep")), encoded_label_hash(labelhash("sub"))));
+    assert_eq!(
+        deep.name,
+        format!(
+            "{}.{}.alice.eth",
+            encoded_label_hash(labelhash("deep")),
+            encoded_label_hash(labelhash("sub"))
+        )
+    );
     assert_eq!(deep.depth, 4);
 
     // Created and healed within one unflushed batch.
     bed.register("bob", BOB, false).await;
-    bed.ok(REGISTRY, Registry::NewOwner { node: namehash("bob.eth"), label: labelhash("x"), owner: BOB }.encode_log_data()).await;
-    bed.ok(CONTROLLER, LegacyController::NameRegistered { name: "bob".into(), label: labelhash("bob"), owner: BOB, cost: U256::from(9), expires: U256::from(2_000_000) }.encode_log_data()).await;
+    bed.ok(
+        REGISTRY,
+        Registry::NewOwner {
+            node: namehash("bob.eth"),
+            label: labelhash("x"),
+            owner: BOB,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        CONTROLLER,
+        LegacyController::NameRegistered {
+            name: "bob".into(),
+            label: labelhash("bob"),
+            owner: BOB,
+            cost: U256::from(9),
+            expires: U256::from(2_000_000),
+        }
+        .encode_log_data(),
+    )
+    .await;
     bed.flush().await;
-    assert_eq!(bed.domain("x.bob.eth").await.name, format!("{}.bob.eth", encoded_label_hash(labelhash("x"))));
-    assert_eq!(bed.registration("bob.eth").await.base_cost.as_deref(), Some("9"));
+    assert_eq!(
+        bed.domain("x.bob.eth").await.name,
+        format!("{}.bob.eth", encoded_label_hash(labelhash("x")))
+    );
+    assert_eq!(
+        bed.registration("bob.eth").await.base_cost.as_deref(),
+        Some("9")
+    );
 }
 
 #[actix_rt::test]
 async fn plaintext_that_does_not_match_the_hash_is_ignored() {
     let mut bed = Bed::new().await;
     bed.register("real", ALICE, false).await;
-    bed.ok(CONTROLLER, LegacyController::NameRegistered { name: "fake".into(), label: labelhash("real"), owner: ALICE, cost: U256::from(1), expires: U256::from(2) }.encode_log_data()).await;
+    bed.ok(
+        CONTROLLER,
+        LegacyController::NameRegistered {
+            name: "fake".into(),
+            label: labelhash("real"),
+            owner: ALICE,
+            cost: U256::from(1),
+            expires: U256::from(2),
+        }
+        .encode_log_data(),
+    )
+    .await;
     bed.flush().await;
-    assert_eq!(bed.domain("real.eth").await.name, format!("{}.eth", encoded_label_hash(labelhash("real"))));
+    assert_eq!(
+        bed.domain("real.eth").await.name,
+        format!("{}.eth", encoded_label_hash(labelhash("real")))
+    );
 }
 
 #[actix_rt::test]
@@ -168,17 +338,69 @@ async fn old_registry_is_ignored_for_migrated_nodes_only() {
     let mut bed = Bed::new().await;
     let legacy = keccak256("legacy");
     let legacy_node = child_node(B256::ZERO, legacy);
-    bed.ok(OLD_REGISTRY, Registry::NewOwner { node: B256::ZERO, label: legacy, owner: ALICE }.encode_log_data()).await;
-    bed.ok(REGISTRY, Registry::NewOwner { node: B256::ZERO, label: legacy, owner: BOB }.encode_log_data()).await;
-    bed.ok(OLD_REGISTRY, Registry::Transfer { node: legacy_node, owner: CAROL }.encode_log_data()).await;
-    bed.ok(OLD_REGISTRY, Registry::NewOwner { node: legacy_node, label: labelhash("x"), owner: CAROL }.encode_log_data()).await;
+    bed.ok(
+        OLD_REGISTRY,
+        Registry::NewOwner {
+            node: B256::ZERO,
+            label: legacy,
+            owner: ALICE,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        REGISTRY,
+        Registry::NewOwner {
+            node: B256::ZERO,
+            label: legacy,
+            owner: BOB,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        OLD_REGISTRY,
+        Registry::Transfer {
+            node: legacy_node,
+            owner: CAROL,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        OLD_REGISTRY,
+        Registry::NewOwner {
+            node: legacy_node,
+            label: labelhash("x"),
+            owner: CAROL,
+        }
+        .encode_log_data(),
+    )
+    .await;
     bed.flush().await;
     let id = bed.ctx.domain_id(legacy_node);
-    let row = domain::Entity::find_by_id(id).one(&bed.conn).await.unwrap().unwrap();
-    assert_eq!(row.owner, Some(format!("{BOB:#x}")), "old-registry transfer after migration is ignored");
+    let row = domain::Entity::find_by_id(id)
+        .one(&bed.conn)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        row.owner,
+        Some(format!("{BOB:#x}")),
+        "old-registry transfer after migration is ignored"
+    );
     assert!(row.migrated);
-    let child = domain::Entity::find_by_id(bed.ctx.domain_id(child_node(legacy_node, labelhash("x")))).one(&bed.conn).await.unwrap().unwrap();
-    assert_eq!(child.owner, Some(format!("{CAROL:#x}")), "a child only in the old registry is indexed");
+    let child =
+        domain::Entity::find_by_id(bed.ctx.domain_id(child_node(legacy_node, labelhash("x"))))
+            .one(&bed.conn)
+            .await
+            .unwrap()
+            .unwrap();
+    assert_eq!(
+        child.owner,
+        Some(format!("{CAROL:#x}")),
+        "a child only in the old registry is indexed"
+    );
 }
 
 #[actix_rt::test]
@@ -186,17 +408,54 @@ async fn registrar_transfer_renewal_and_controller_price() {
     let mut bed = Bed::new().await;
     bed.register("alice", ALICE, true).await;
     let token = U256::from_be_bytes(labelhash("alice").0);
-    bed.ok(REGISTRAR, BaseRegistrar::Transfer { from: ALICE, to: BOB, tokenId: token }.encode_log_data()).await;
-    bed.ok(REGISTRAR, BaseRegistrar::NameRenewed { id: token, expires: U256::from(2_500_000) }.encode_log_data()).await;
-    bed.ok(CONTROLLER, LegacyController::NameRenewed { name: "alice".into(), label: labelhash("alice"), cost: U256::from(42), expires: U256::from(2_500_000) }.encode_log_data()).await;
+    bed.ok(
+        REGISTRAR,
+        BaseRegistrar::Transfer {
+            from: ALICE,
+            to: BOB,
+            tokenId: token,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        REGISTRAR,
+        BaseRegistrar::NameRenewed {
+            id: token,
+            expires: U256::from(2_500_000),
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        CONTROLLER,
+        LegacyController::NameRenewed {
+            name: "alice".into(),
+            label: labelhash("alice"),
+            cost: U256::from(42),
+            expires: U256::from(2_500_000),
+        }
+        .encode_log_data(),
+    )
+    .await;
     bed.flush().await;
     let d = bed.domain("alice.eth").await;
     assert_eq!(d.owner, Some(format!("{BOB:#x}")));
     assert_eq!(d.registry_owner, Some(format!("{ALICE:#x}")));
     let reg = bed.registration("alice.eth").await;
-    assert_eq!((reg.expiry, reg.base_cost.as_deref(), reg.renewal_count), (Some(2_500_000), Some("7"), 1));
-    let renewal = renewal::Entity::find_by_id(format!("{}-0", reg.id)).one(&bed.conn).await.unwrap().unwrap();
-    assert_eq!((renewal.duration, renewal.base_cost.as_deref()), (500_000, Some("42")));
+    assert_eq!(
+        (reg.expiry, reg.base_cost.as_deref(), reg.renewal_count),
+        (Some(2_500_000), Some("7"), 1)
+    );
+    let renewal = renewal::Entity::find_by_id(format!("{}-0", reg.id))
+        .one(&bed.conn)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (renewal.duration, renewal.base_cost.as_deref()),
+        (500_000, Some("42"))
+    );
 }
 
 #[actix_rt::test]
@@ -204,73 +463,245 @@ async fn name_wrapper_wraps_eth_names_and_subnames() {
     let mut bed = Bed::new().await;
     bed.register("alice", ALICE, false).await;
     let alice = namehash("alice.eth");
-    let wrap = |node, name: &str, owner, fuses, expiry| NameWrapper::NameWrapped { node, name: dns(name), owner, fuses, expiry }.encode_log_data();
+    let wrap = |node, name: &str, owner, fuses, expiry| {
+        NameWrapper::NameWrapped {
+            node,
+            name: dns(name),
+            owner,
+            fuses,
+            expiry,
+        }
+        .encode_log_data()
+    };
 
     // A live .eth 2LD: its base registrar registration becomes wrapped, and the label heals.
-    bed.ok(WRAPPER, NameWrapper::TransferSingle { operator: BOB, from: Address::ZERO, to: BOB, id: U256::from_be_bytes(alice.0), value: U256::from(1) }.encode_log_data()).await;
-    bed.ok(WRAPPER, wrap(alice, "alice.eth", BOB, 1, 2_000_000 + 90 * 86_400)).await;
+    bed.ok(
+        WRAPPER,
+        NameWrapper::TransferSingle {
+            operator: BOB,
+            from: Address::ZERO,
+            to: BOB,
+            id: U256::from_be_bytes(alice.0),
+            value: U256::from(1),
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        WRAPPER,
+        wrap(alice, "alice.eth", BOB, 1, 2_000_000 + 90 * 86_400),
+    )
+    .await;
     bed.flush().await;
     let reg = bed.registration("alice.eth").await;
-    assert_eq!((reg.kind.as_str(), reg.wrapped, reg.fuses), ("BaseRegistrar", true, Some(1)));
+    assert_eq!(
+        (reg.kind.as_str(), reg.wrapped, reg.fuses),
+        ("BaseRegistrar", true, Some(1))
+    );
     assert_eq!(bed.domain("alice.eth").await.name, "alice.eth");
-    assert_eq!(bed.domain("alice.eth").await.owner, Some(format!("{BOB:#x}")));
+    assert_eq!(
+        bed.domain("alice.eth").await.owner,
+        Some(format!("{BOB:#x}"))
+    );
 
-    bed.ok(WRAPPER, NameWrapper::FusesSet { node: alice, fuses: 5 }.encode_log_data()).await;
-    bed.ok(WRAPPER, NameWrapper::TransferSingle { operator: BOB, from: BOB, to: CAROL, id: U256::from_be_bytes(alice.0), value: U256::from(1) }.encode_log_data()).await;
+    bed.ok(
+        WRAPPER,
+        NameWrapper::FusesSet {
+            node: alice,
+            fuses: 5,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        WRAPPER,
+        NameWrapper::TransferSingle {
+            operator: BOB,
+            from: BOB,
+            to: CAROL,
+            id: U256::from_be_bytes(alice.0),
+            value: U256::from(1),
+        }
+        .encode_log_data(),
+    )
+    .await;
     bed.flush().await;
     assert_eq!(bed.registration("alice.eth").await.fuses, Some(5));
-    assert_eq!(bed.domain("alice.eth").await.owner, Some(format!("{CAROL:#x}")));
+    assert_eq!(
+        bed.domain("alice.eth").await.owner,
+        Some(format!("{CAROL:#x}"))
+    );
 
     // A subname: a NameWrapper registration with its own expiry, renewed by ExpiryExtended.
     let sub = child_node(alice, labelhash("sub"));
-    bed.ok(REGISTRY, Registry::NewOwner { node: alice, label: labelhash("sub"), owner: WRAPPER }.encode_log_data()).await;
-    bed.ok(WRAPPER, wrap(sub, "sub.alice.eth", ALICE, 0, 1_500_000)).await;
-    bed.ok(WRAPPER, NameWrapper::ExpiryExtended { node: sub, expiry: 1_600_000 }.encode_log_data()).await;
-    bed.ok(WRAPPER, NameWrapper::TransferBatch { operator: ALICE, from: ALICE, to: BOB, ids: vec![U256::from_be_bytes(sub.0)], values: vec![U256::from(1)] }.encode_log_data()).await;
+    bed.ok(
+        REGISTRY,
+        Registry::NewOwner {
+            node: alice,
+            label: labelhash("sub"),
+            owner: WRAPPER,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(WRAPPER, wrap(sub, "sub.alice.eth", ALICE, 0, 1_500_000))
+        .await;
+    bed.ok(
+        WRAPPER,
+        NameWrapper::ExpiryExtended {
+            node: sub,
+            expiry: 1_600_000,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        WRAPPER,
+        NameWrapper::TransferBatch {
+            operator: ALICE,
+            from: ALICE,
+            to: BOB,
+            ids: vec![U256::from_be_bytes(sub.0)],
+            values: vec![U256::from(1)],
+        }
+        .encode_log_data(),
+    )
+    .await;
     bed.flush().await;
     let d = bed.domain("sub.alice.eth").await;
-    assert_eq!((d.name.as_str(), d.owner.clone()), ("sub.alice.eth", Some(format!("{BOB:#x}"))));
+    assert_eq!(
+        (d.name.as_str(), d.owner.clone()),
+        ("sub.alice.eth", Some(format!("{BOB:#x}")))
+    );
     let reg = bed.registration("sub.alice.eth").await;
-    assert_eq!((reg.kind.as_str(), reg.expiry, reg.renewal_count), ("NameWrapper", Some(1_600_000), 1));
+    assert_eq!(
+        (reg.kind.as_str(), reg.expiry, reg.renewal_count),
+        ("NameWrapper", Some(1_600_000), 1)
+    );
 
     // Unwrapping: the subname's registration ends now, the 2LD's is simply no longer wrapped.
-    bed.ok(WRAPPER, NameWrapper::NameUnwrapped { node: sub, owner: CAROL }.encode_log_data()).await;
-    bed.ok(WRAPPER, NameWrapper::NameUnwrapped { node: alice, owner: ALICE }.encode_log_data()).await;
+    bed.ok(
+        WRAPPER,
+        NameWrapper::NameUnwrapped {
+            node: sub,
+            owner: CAROL,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        WRAPPER,
+        NameWrapper::NameUnwrapped {
+            node: alice,
+            owner: ALICE,
+        }
+        .encode_log_data(),
+    )
+    .await;
     let now = 1_000_000 + bed.block as i64 * 12;
     bed.flush().await;
     assert_eq!(bed.registration("sub.alice.eth").await.expiry, Some(now));
     let reg = bed.registration("alice.eth").await;
     assert_eq!((reg.wrapped, reg.fuses), (false, None));
-    assert_eq!(bed.domain("alice.eth").await.owner, Some(format!("{ALICE:#x}")));
+    assert_eq!(
+        bed.domain("alice.eth").await.owner,
+        Some(format!("{ALICE:#x}"))
+    );
 }
 
 #[actix_rt::test]
 async fn version_changed_clears_only_earlier_records() {
     let mut bed = Bed::new().await;
     let node = namehash("alice.eth");
-    let text = |key: &str, value: &str| Resolver::TextChanged { node, indexedKey: B256::ZERO, key: key.into(), value: value.into() }.encode_log_data();
-    bed.ok(RESOLVER, Resolver::AddrChanged { node, a: ALICE }.encode_log_data()).await;
+    let text = |key: &str, value: &str| {
+        Resolver::TextChanged {
+            node,
+            indexedKey: B256::ZERO,
+            key: key.into(),
+            value: value.into(),
+        }
+        .encode_log_data()
+    };
+    bed.ok(
+        RESOLVER,
+        Resolver::AddrChanged { node, a: ALICE }.encode_log_data(),
+    )
+    .await;
     bed.ok(RESOLVER, text("url", "https://a")).await;
-    bed.ok(RESOLVER, Resolver::ContenthashChanged { node, hash: Bytes::from(vec![1, 2]) }.encode_log_data()).await;
+    bed.ok(
+        RESOLVER,
+        Resolver::ContenthashChanged {
+            node,
+            hash: Bytes::from(vec![1, 2]),
+        }
+        .encode_log_data(),
+    )
+    .await;
     bed.flush().await;
     bed.ok(RESOLVER, text("avatar", "x")).await;
-    bed.ok(RESOLVER, Resolver::VersionChanged { node, newVersion: 1 }.encode_log_data()).await;
+    bed.ok(
+        RESOLVER,
+        Resolver::VersionChanged {
+            node,
+            newVersion: 1,
+        }
+        .encode_log_data(),
+    )
+    .await;
     bed.ok(RESOLVER, text("email", "a@b.c")).await;
     bed.flush().await;
     let id = format!("1-{RESOLVER:#x}-{node:#x}");
-    let record = resolver_record::Entity::find_by_id(id.clone()).one(&bed.conn).await.unwrap().unwrap();
+    let record = resolver_record::Entity::find_by_id(id.clone())
+        .one(&bed.conn)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((record.contenthash, record.version), (None, 1));
-    let addresses = resolver_address::Entity::find().filter(resolver_address::Column::RecordId.eq(id.clone())).all(&bed.conn).await.unwrap();
+    let addresses = resolver_address::Entity::find()
+        .filter(resolver_address::Column::RecordId.eq(id.clone()))
+        .all(&bed.conn)
+        .await
+        .unwrap();
     assert!(addresses.is_empty());
-    let keys: Vec<String> = resolver_text::Entity::find().filter(resolver_text::Column::RecordId.eq(id)).all(&bed.conn).await.unwrap().into_iter().map(|t| t.key).collect();
+    let keys: Vec<String> = resolver_text::Entity::find()
+        .filter(resolver_text::Column::RecordId.eq(id))
+        .all(&bed.conn)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.key)
+        .collect();
     assert_eq!(keys, vec!["email".to_owned()]);
 }
 
 #[actix_rt::test]
 async fn events_for_unknown_nodes_are_skippable_errors() {
     let mut bed = Bed::new().await;
-    let err = bed.emit(REGISTRY, Registry::Transfer { node: namehash("nobody.eth"), owner: ALICE }.encode_log_data()).await.unwrap_err();
-    assert!(matches!(err, HandlerError::UnknownNode { .. }) && !err.is_fatal(), "{err}");
-    let err = bed.emit(REGISTRAR, BaseRegistrar::NameRenewed { id: U256::from(1), expires: U256::from(2) }.encode_log_data()).await.unwrap_err();
+    let err = bed
+        .emit(
+            REGISTRY,
+            Registry::Transfer {
+                node: namehash("nobody.eth"),
+                owner: ALICE,
+            }
+            .encode_log_data(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, HandlerError::UnknownNode { .. }) && !err.is_fatal(),
+        "{err}"
+    );
+    let err = bed
+        .emit(
+            REGISTRAR,
+            BaseRegistrar::NameRenewed {
+                id: U256::from(1),
+                expires: U256::from(2),
+            }
+            .encode_log_data(),
+        )
+        .await
+        .unwrap_err();
     assert!(!err.is_fatal(), "{err}");
 }

@@ -1,1 +1,77 @@
-//! metrics
+//! The HTTP surface of a running service: `/metrics` shows mailbox depth per actor and chain
+//! and the processed counts; `/health` answers; GraphiQL is served at `GET /graphql`.
+
+use ensemble::{Service, devnet::scenario::ScenarioOptions};
+
+use crate::support::{self, Backend, TestDb};
+
+#[actix_rt::test]
+async fn metrics_show_mailboxes_per_actor_and_chain() {
+    let chain_id = 31_402;
+    let (anvil, _driver, scenario) = support::devnet(
+        chain_id,
+        ScenarioOptions {
+            eth_names: 12,
+            per_block: 4,
+        },
+    )
+    .await;
+    let db = TestDb::new(Backend::Sqlite).await;
+    let config = support::config(
+        &db.url,
+        scenario.deployment.chain_config(chain_id, &anvil.url),
+    );
+    let service = Service::start(&config).await.unwrap();
+    support::wait_for_block(&service.db, chain_id, scenario.last_block).await;
+
+    let base = format!("http://{}", service.http_addr);
+    let client = reqwest::Client::new();
+    let metrics = client.get(format!("{base}/metrics")).send().await.unwrap();
+    assert_eq!(metrics.status(), 200);
+    let text = metrics.text().await.unwrap();
+    for actor in ["decoder", "handler"] {
+        for metric in ["ensemble_mailbox_depth", "ensemble_mailbox_capacity"] {
+            let series = format!("{metric}{{chain=\"{chain_id}\",actor=\"{actor}\"}}");
+            assert!(text.contains(&series), "missing {series} in\n{text}");
+        }
+    }
+    assert!(
+        text.contains(&format!(
+            "ensemble_events_processed_total{{chain=\"{chain_id}\",event=\"NewOwner\"}}"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "ensemble_chain_indexed_block{{chain=\"{chain_id}\"}} {}",
+            scenario.last_block
+        )),
+        "{text}"
+    );
+
+    let health = client.get(format!("{base}/health")).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+    let graphiql = client
+        .get(format!("{base}/graphql"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(graphiql.to_lowercase().contains("graphiql"));
+    let answer: serde_json::Value = client
+        .post(format!("{base}/graphql"))
+        .json(&serde_json::json!({ "query": "{ domain(by: {name: \"name005.eth\"}) { canonical { depth } } }" }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        answer["data"]["domain"]["canonical"]["depth"], 2,
+        "{answer}"
+    );
+    service.stop().await;
+}

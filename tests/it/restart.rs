@@ -1,1 +1,127 @@
-//! restart
+//! Crash safety: the indexer process is killed with SIGKILL part-way through, twice, and
+//! restarted; the final database equals the one an uninterrupted run produces.
+
+use std::{
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use ensemble::{Service, devnet::scenario::ScenarioOptions, store::writer::read_checkpoint};
+use sea_orm::DatabaseConnection;
+
+use crate::support::{self, Backend, TestDb};
+
+fn spawn_indexer(config: &std::path::Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ensemble"))
+        .args(["run", "--config"])
+        .arg(config)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("indexer binary starts")
+}
+
+async fn checkpoint(db: &DatabaseConnection, chain: u64) -> u64 {
+    read_checkpoint(db, chain)
+        .await
+        .ok()
+        .flatten()
+        .map_or(0, |c| c.block_number)
+}
+
+/// Kills the child with SIGKILL once the checkpoint passes `at`; returns where it stood.
+async fn kill_after(child: &mut Child, db: &DatabaseConnection, chain: u64, at: u64) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let block = checkpoint(db, chain).await;
+        if block >= at {
+            child.kill().expect("SIGKILL");
+            child.wait().expect("reaped");
+            return checkpoint(db, chain).await;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "indexer never reached block {at}"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+#[actix_rt::test]
+async fn sigkill_and_restart_equals_uninterrupted_run() {
+    let chain_id = 31_403;
+    // One name per block: a long chain, so the kills land part-way.
+    let (anvil, _driver, scenario) = support::devnet(
+        chain_id,
+        ScenarioOptions {
+            eth_names: 60,
+            per_block: 1,
+        },
+    )
+    .await;
+    let mut chain = scenario.deployment.chain_config(chain_id, &anvil.url);
+    chain.max_block_range = 1;
+    let last = scenario.last_block;
+
+    // The reference: one uninterrupted in-process run.
+    let reference = TestDb::new(Backend::Sqlite).await;
+    let service = Service::start(&support::config(&reference.url, chain.clone()))
+        .await
+        .unwrap();
+    support::wait_for_block(&service.db, chain_id, last).await;
+    let expected = ensemble::dump::dump(&service.db).await.unwrap();
+    service.stop().await;
+
+    // The victim: a separate process, flushing every window, killed twice.
+    let victim = TestDb::new(Backend::Sqlite).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("victim.toml");
+    let contracts: Vec<String> = chain
+        .contracts
+        .iter()
+        .map(|c| {
+            format!(
+                "{{ role = \"{}\", address = \"{:#x}\" }}",
+                c.role.as_str(),
+                c.address
+            )
+        })
+        .collect();
+    std::fs::write(
+        &config_path,
+        format!(
+            "[database]\nurl = \"{}\"\n[http]\nlisten = \"127.0.0.1:0\"\n[indexer]\nflush_rows = 1\n\
+             [[chains]]\nid = {chain_id}\nname = \"victim\"\nrpc_url = \"{}\"\nmax_block_range = 1\n\
+             poll_interval_ms = 50\ncontracts = [{}]\n",
+            victim.url,
+            anvil.url,
+            contracts.join(", ")
+        ),
+    )
+    .unwrap();
+    let db = ensemble::store::database::connect(&victim.url)
+        .await
+        .unwrap();
+    let mut stood = Vec::new();
+    for at in [last / 3, 2 * last / 3] {
+        let mut child = spawn_indexer(&config_path);
+        stood.push(kill_after(&mut child, &db, chain_id, at).await);
+    }
+    eprintln!("killed at blocks {stood:?} of {last}");
+    assert!(
+        stood.iter().all(|b| *b < last),
+        "kills must land before the end: {stood:?} of {last}"
+    );
+    let mut child = spawn_indexer(&config_path);
+    support::wait_for_block(&db, chain_id, last).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let actual = ensemble::dump::dump(&db).await.unwrap();
+    assert_eq!(actual.lines().count(), expected.lines().count());
+    assert!(
+        actual == expected,
+        "dump after SIGKILL + restart differs from an uninterrupted run"
+    );
+}
