@@ -174,12 +174,12 @@ impl DecodeJob {
                         meta.tx_from = Some(self.rpc.transaction_sender(meta.tx_hash).await?);
                     }
                 }
-                if is_legacy_text(log.data()) {
-                    if let EnsEvent::TextChanged { node, key, value } = &mut event {
-                        *value = self
-                            .legacy_text(meta.address, *node, key, number, log_index)
-                            .await?;
-                    }
+                if is_legacy_text(log.data())
+                    && let EnsEvent::TextChanged { node, key, value } = &mut event
+                {
+                    *value = self
+                        .legacy_text(meta.address, *node, key, number, log_index)
+                        .await?;
                 }
                 events.push(DecodedEvent {
                     meta: meta.clone(),

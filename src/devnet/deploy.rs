@@ -21,7 +21,7 @@ use crate::{
 /// Minimum age of a registration commitment, seconds (the controller's constructor argument).
 pub const MIN_COMMITMENT_AGE: u64 = 60;
 /// ETH price the dummy oracle reports (USD with 8 decimals): 2 000 USD.
-pub const ETH_PRICE_USD_8DEC: i64 = 2_000_0000_0000;
+pub const ETH_PRICE_USD_8DEC: i64 = 200_000_000_000;
 
 /// Addresses of the deployed contracts.
 #[derive(Clone, Copy, Debug)]

@@ -107,7 +107,14 @@ pub async fn apply_event(
             fuses,
             expiry,
         } => {
-            name_wrapper::name_wrapped(ctx, store, meta, *node, name, *owner, *fuses, *expiry).await
+            let wrapped = name_wrapper::Wrapped {
+                node: *node,
+                dns_name: name,
+                owner: *owner,
+                fuses: *fuses,
+                expiry: *expiry,
+            };
+            name_wrapper::name_wrapped(ctx, store, meta, wrapped).await
         }
         EnsEvent::NameUnwrapped { node, owner } => {
             name_wrapper::name_unwrapped(ctx, store, meta, *node, *owner).await

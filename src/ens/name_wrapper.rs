@@ -27,17 +27,35 @@ async fn latest_registration(
     }
 }
 
+/// The fields of a `NameWrapped` event.
+#[derive(Clone, Copy, Debug)]
+pub struct Wrapped<'a> {
+    /// Node.
+    pub node: B256,
+    /// DNS-encoded name.
+    pub dns_name: &'a [u8],
+    /// Token owner.
+    pub owner: Address,
+    /// Fuses.
+    pub fuses: u32,
+    /// Expiry (0 = never).
+    pub expiry: u64,
+}
+
 /// `NameWrapped(node, name, owner, fuses, expiry)`.
 pub async fn name_wrapped(
     ctx: &IndexContext,
     store: &mut EntityStore,
     meta: &EventMeta,
-    node: B256,
-    dns_name: &[u8],
-    owner: Address,
-    fuses: u32,
-    expiry: u64,
+    wrapped: Wrapped<'_>,
 ) -> Result<(), HandlerError> {
+    let Wrapped {
+        node,
+        dns_name,
+        owner,
+        fuses,
+        expiry,
+    } = wrapped;
     // The wrapped name carries every label in plaintext: heal them all.
     for label in decode_dns_name(dns_name)
         .unwrap_or_default()
