@@ -125,10 +125,7 @@ impl ChainConfig {
 
     /// The address of the (single) contract with `role`, if any.
     pub fn contract(&self, role: ContractRole) -> Option<Address> {
-        self.contracts
-            .iter()
-            .find(|c| c.role == role)
-            .map(|c| c.address)
+        self.contracts.iter().find(|c| c.role == role).map(|c| c.address)
     }
 }
 
@@ -169,10 +166,8 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
 }
 
 fn parse_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
-    text.parse::<toml::Table>().map_err(|e| ConfigError::Parse {
-        origin: origin.to_owned(),
-        message: e.to_string(),
-    })
+    text.parse::<toml::Table>()
+        .map_err(|e| ConfigError::Parse { origin: origin.to_owned(), message: e.to_string() })
 }
 
 impl Config {
@@ -183,19 +178,17 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         let mut table = parse_table(DEFAULT_TOML, "defaults")?;
         if let Some(path) = file {
-            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                path: path.display().to_string(),
-                source,
-            })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|source| ConfigError::Read { path: path.display().to_string(), source })?;
             merge(&mut table, parse_table(&text, &path.display().to_string())?);
         }
         let mut config: Self =
-            toml::Value::Table(table)
-                .try_into()
-                .map_err(|e: toml::de::Error| ConfigError::Parse {
+            toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| {
+                ConfigError::Parse {
                     origin: file.map_or("defaults".into(), |p| p.display().to_string()),
                     message: e.to_string(),
-                })?;
+                }
+            })?;
         config.apply_env(env.into_iter().collect())?;
         config.validate()?;
         Ok(config)
@@ -236,11 +229,8 @@ impl Config {
                     chain.name
                 )));
             }
-            let registries = chain
-                .contracts
-                .iter()
-                .filter(|c| c.role == ContractRole::Registry)
-                .count();
+            let registries =
+                chain.contracts.iter().filter(|c| c.role == ContractRole::Registry).count();
             if registries != 1 {
                 return Err(ConfigError::Invalid(format!(
                     "chain {id} needs exactly one contract with role = \"registry\" (found {registries})"
@@ -263,9 +253,7 @@ impl Config {
             }
         }
         if self.indexer.mailbox_capacity == 0 {
-            return Err(ConfigError::Invalid(
-                "indexer.mailbox_capacity must be at least 1".into(),
-            ));
+            return Err(ConfigError::Invalid("indexer.mailbox_capacity must be at least 1".into()));
         }
         Ok(())
     }
@@ -303,10 +291,7 @@ mod tests {
             ("DATABASE_URL".to_owned(), "postgres://x/y".to_owned()),
         ];
         let config = Config::load(Some(file.path()), env).unwrap();
-        assert_eq!(
-            config.chains[0].rpc_url.as_deref(),
-            Some("http://127.0.0.1:1")
-        );
+        assert_eq!(config.chains[0].rpc_url.as_deref(), Some("http://127.0.0.1:1"));
         assert_eq!(config.database.url, "postgres://x/y");
     }
 

@@ -137,10 +137,7 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
         .await
         .map_err(err("dump"))?
     {
-        line(
-            "resolver_addresses",
-            json!([a.record_id, a.coin_type, a.address]),
-        );
+        line("resolver_addresses", json!([a.record_id, a.coin_type, a.address]));
     }
     for t in resolver_text::Entity::find()
         .order_by_asc(resolver_text::Column::RecordId)
@@ -149,10 +146,7 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
         .await
         .map_err(err("dump"))?
     {
-        line(
-            "resolver_texts",
-            json!([t.record_id, t.key_hash, t.key, t.value]),
-        );
+        line("resolver_texts", json!([t.record_id, t.key_hash, t.key, t.value]));
     }
     for c in checkpoint::Entity::find()
         .order_by_asc(checkpoint::Column::ChainId)
@@ -160,10 +154,7 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
         .await
         .map_err(err("dump"))?
     {
-        line(
-            "checkpoints",
-            json!([c.chain_id, c.block_number, c.block_hash]),
-        );
+        line("checkpoints", json!([c.chain_id, c.block_number, c.block_hash]));
     }
     Ok(out)
 }

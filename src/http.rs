@@ -23,9 +23,7 @@ async fn graphiql() -> HttpResponse {
 }
 
 async fn metrics(handle: web::Data<PrometheusHandle>) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/plain; version=0.0.4")
-        .body(handle.render())
+    HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(handle.render())
 }
 
 async fn health() -> HttpResponse {

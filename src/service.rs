@@ -32,20 +32,12 @@ impl Service {
             })
             .collect();
         let schema = graphql::build_schema(db.clone());
-        let (server, http_addr) =
-            http::server(config.http.listen, schema, prometheus).map_err(|source| Error::Bind {
-                addr: config.http.listen,
-                source,
-            })?;
+        let (server, http_addr) = http::server(config.http.listen, schema, prometheus)
+            .map_err(|source| Error::Bind { addr: config.http.listen, source })?;
         let handle = server.handle();
         actix_rt::spawn(server);
         tracing::info!(target: "ensemble", %http_addr, "GraphQL at http://{http_addr}/graphql");
-        Ok(Self {
-            http_addr,
-            db,
-            supervisors,
-            server: handle,
-        })
+        Ok(Self { http_addr, db, supervisors, server: handle })
     }
 
     /// Stops the HTTP server gracefully and the chains. Uncommitted work is not lost: it

@@ -44,10 +44,7 @@ impl DomainFilter {
                 Condition::all().add(domain::Column::Name.is_in(names.iter().cloned()))
             }
             Self::NameStartsWith(prefix) => {
-                let escaped = prefix
-                    .replace('\\', "\\\\")
-                    .replace('%', "\\%")
-                    .replace('_', "\\_");
+                let escaped = prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
                 Condition::all().add(
                     domain::Column::Name.like(
                         sea_orm::sea_query::LikeExpr::new(format!("{escaped}%")).escape('\\'),
@@ -125,15 +122,9 @@ impl DomainConnection {
         let mut query = domain::Entity::find().filter(filter.condition());
         if let Some(cursor) = &after {
             let (name, id) = decode_cursor(cursor)?;
-            query = query.filter(
-                Condition::any()
-                    .add(domain::Column::Name.gt(name.clone()))
-                    .add(
-                        Condition::all()
-                            .add(domain::Column::Name.eq(name))
-                            .add(domain::Column::Id.gt(id)),
-                    ),
-            );
+            query = query.filter(Condition::any().add(domain::Column::Name.gt(name.clone())).add(
+                Condition::all().add(domain::Column::Name.eq(name)).add(domain::Column::Id.gt(id)),
+            ));
         }
         let mut rows = query
             .order_by_asc(domain::Column::Name)
@@ -144,12 +135,7 @@ impl DomainConnection {
             .map_err(internal)?;
         let has_next_page = rows.len() as u64 > first;
         rows.truncate(first as usize);
-        Ok(Self {
-            rows,
-            has_next_page,
-            has_previous_page: after.is_some(),
-            filter,
-        })
+        Ok(Self { rows, has_next_page, has_previous_page: after.is_some(), filter })
     }
 }
 
@@ -159,10 +145,7 @@ impl DomainConnection {
     async fn edges(&self) -> Vec<DomainEdge> {
         self.rows
             .iter()
-            .map(|row| DomainEdge {
-                cursor: encode_cursor(row),
-                node: Domain(row.clone()),
-            })
+            .map(|row| DomainEdge { cursor: encode_cursor(row), node: Domain(row.clone()) })
             .collect()
     }
 
@@ -179,10 +162,6 @@ impl DomainConnection {
     /// Number of domains matching the filter (all pages).
     async fn total_count(&self, ctx: &Context<'_>) -> Result<u64, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        domain::Entity::find()
-            .filter(self.filter.condition())
-            .count(db)
-            .await
-            .map_err(internal)
+        domain::Entity::find().filter(self.filter.condition()).count(db).await.map_err(internal)
     }
 }

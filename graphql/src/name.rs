@@ -21,9 +21,7 @@ fn is_encoded_label_hash(label: &str) -> bool {
     label.len() == 66
         && label.starts_with('[')
         && label.ends_with(']')
-        && label[1..65]
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && label[1..65].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Checks an interpreted name.
@@ -79,32 +77,17 @@ mod tests {
 
     #[test]
     fn accepts_interpreted_names() {
-        for name in [
-            "eth",
-            "vitalik.eth",
-            &format!("[{}].eth", "ab".repeat(32)),
-            "🚀.eth",
-        ] {
+        for name in ["eth", "vitalik.eth", &format!("[{}].eth", "ab".repeat(32)), "🚀.eth"] {
             assert!(validate_name(name).is_ok(), "{name}");
         }
     }
 
     #[test]
     fn rejects_the_rest_with_a_code() {
-        for name in [
-            "",
-            "Vitalik.eth",
-            "a..eth",
-            "[zz].eth",
-            &"a.".repeat(17),
-            &"a".repeat(5000),
-        ] {
+        for name in ["", "Vitalik.eth", "a..eth", "[zz].eth", &"a.".repeat(17), &"a".repeat(5000)] {
             let err = validate_name(name).unwrap_err();
             assert_eq!(
-                err.extensions
-                    .as_ref()
-                    .and_then(|e| e.get("code"))
-                    .map(|v| v.to_string()),
+                err.extensions.as_ref().and_then(|e| e.get("code")).map(|v| v.to_string()),
                 Some("\"INVALID_NAME\"".to_owned()),
                 "{name:?}"
             );

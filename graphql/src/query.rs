@@ -107,10 +107,7 @@ impl Query {
             }
             DomainsNameFilter::StartsWith(prefix) => {
                 if prefix.is_empty() || prefix.len() > crate::name::MAX_NAME_BYTES {
-                    return Err(coded(
-                        code::INVALID_ARGUMENT,
-                        "starts_with needs 1 to 4096 bytes",
-                    ));
+                    return Err(coded(code::INVALID_ARGUMENT, "starts_with needs 1 to 4096 bytes"));
                 }
                 // Names are normalized, hence lowercase: match case-insensitively on every engine.
                 DomainFilter::NameStartsWith(prefix.to_lowercase())
@@ -131,23 +128,14 @@ impl Query {
             ResolverIdInput::Contract(c) => (c.chain_id, c.address),
             ResolverIdInput::Id(id) => {
                 let (chain, address) = id.split_once('-').ok_or_else(|| {
-                    coded(
-                        code::INVALID_ARGUMENT,
-                        "resolver id is ${chainId}-${address}",
-                    )
+                    coded(code::INVALID_ARGUMENT, "resolver id is ${chainId}-${address}")
                 })?;
                 let chain = chain.parse().map_err(|_| {
-                    coded(
-                        code::INVALID_ARGUMENT,
-                        "resolver id is ${chainId}-${address}",
-                    )
+                    coded(code::INVALID_ARGUMENT, "resolver id is ${chainId}-${address}")
                 })?;
                 (chain, address.to_owned())
             }
         };
-        Ok(Resolver {
-            chain_id,
-            address: parse_address(&address)?,
-        })
+        Ok(Resolver { chain_id, address: parse_address(&address)? })
     }
 }

@@ -142,11 +142,7 @@ fn int(col: impl IntoIden) -> ColumnDef {
 }
 
 fn flag(col: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(col)
-        .boolean()
-        .not_null()
-        .default(false)
-        .take()
+    ColumnDef::new(col).boolean().not_null().default(false).take()
 }
 
 fn index(table: impl IntoIden, name: &str, cols: &[&'static str]) -> IndexCreateStatement {
@@ -189,25 +185,13 @@ impl MigrationTrait for Migration {
             )
             .await?;
         // The heal cascade finds affected rows through these two, never by a scan.
+        manager.create_index(index(Domains::Table, "domains_label_hash", &["label_hash"])).await?;
         manager
-            .create_index(index(Domains::Table, "domains_label_hash", &["label_hash"]))
+            .create_index(index(Domains::Table, "domains_parent", &["parent_id", "name"]))
             .await?;
-        manager
-            .create_index(index(
-                Domains::Table,
-                "domains_parent",
-                &["parent_id", "name"],
-            ))
-            .await?;
-        manager
-            .create_index(index(Domains::Table, "domains_owner", &["owner", "name"]))
-            .await?;
-        manager
-            .create_index(index(Domains::Table, "domains_name", &["name"]))
-            .await?;
-        manager
-            .create_index(index(Domains::Table, "domains_node", &["node"]))
-            .await?;
+        manager.create_index(index(Domains::Table, "domains_owner", &["owner", "name"])).await?;
+        manager.create_index(index(Domains::Table, "domains_name", &["name"])).await?;
+        manager.create_index(index(Domains::Table, "domains_node", &["node"])).await?;
 
         manager
             .create_table(
@@ -294,11 +278,7 @@ impl MigrationTrait for Migration {
             )
             .await?;
         manager
-            .create_index(index(
-                ResolverRecords::Table,
-                "resolver_records_node",
-                &["node"],
-            ))
+            .create_index(index(ResolverRecords::Table, "resolver_records_node", &["node"]))
             .await?;
 
         manager
@@ -326,9 +306,7 @@ impl MigrationTrait for Migration {
                     .col(text(ResolverTexts::Key))
                     .col(text_null(ResolverTexts::Value))
                     .primary_key(
-                        Index::create()
-                            .col(ResolverTexts::RecordId)
-                            .col(ResolverTexts::KeyHash),
+                        Index::create().col(ResolverTexts::RecordId).col(ResolverTexts::KeyHash),
                     )
                     .to_owned(),
             )
@@ -371,9 +349,7 @@ impl MigrationTrait for Migration {
             Checkpoints::Table.into_iden(),
             RpcCache::Table.into_iden(),
         ] {
-            manager
-                .drop_table(Table::drop().table(table).if_exists().to_owned())
-                .await?;
+            manager.drop_table(Table::drop().table(table).if_exists().to_owned()).await?;
         }
         Ok(())
     }

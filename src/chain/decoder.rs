@@ -161,13 +161,7 @@ impl DecodeJob {
             };
             for mut event in decoded {
                 let mut meta = meta.clone();
-                if let EnsEvent::NewOwner {
-                    parent,
-                    label,
-                    owner,
-                    ..
-                } = &event
-                {
+                if let EnsEvent::NewOwner { parent, label, owner, .. } = &event {
                     let reverse =
                         *parent == addr_reverse_node && labelhash(&hex::encode(owner)) != *label;
                     if reverse {
@@ -177,14 +171,9 @@ impl DecodeJob {
                 if is_legacy_text(log.data())
                     && let EnsEvent::TextChanged { node, key, value } = &mut event
                 {
-                    *value = self
-                        .legacy_text(meta.address, *node, key, number, log_index)
-                        .await?;
+                    *value = self.legacy_text(meta.address, *node, key, number, log_index).await?;
                 }
-                events.push(DecodedEvent {
-                    meta: meta.clone(),
-                    event,
-                });
+                events.push(DecodedEvent { meta: meta.clone(), event });
             }
         }
         let batch = DecodedBatch {
@@ -211,11 +200,7 @@ impl DecodeJob {
         block: u64,
         log_index: u64,
     ) -> Result<Option<String>, PipelineError> {
-        let call = Resolver::textCall {
-            node,
-            key: key.to_owned(),
-        }
-        .abi_encode();
+        let call = Resolver::textCall { node, key: key.to_owned() }.abi_encode();
         let cache_key = format!(
             "{:#x}",
             keccak256(
@@ -246,11 +231,7 @@ impl DecodeJob {
                     ),
                 };
                 rpc_cache::Entity::insert(row)
-                    .on_conflict(
-                        OnConflict::column(rpc_cache::Column::Key)
-                            .do_nothing()
-                            .to_owned(),
-                    )
+                    .on_conflict(OnConflict::column(rpc_cache::Column::Key).do_nothing().to_owned())
                     .exec_without_returning(&self.db)
                     .await
                     .map_err(StoreError::db("write rpc cache"))?;
@@ -293,13 +274,11 @@ impl actix::Handler<FetchedRange> for Decoder {
             handler: self.handler.clone(),
             handler_gauge: self.handler_gauge.clone(),
         };
-        AtomicResponse::new(Box::pin(job.run(range).into_actor(self).map(
-            |result, act, _| {
-                if result.is_err() {
-                    act.poisoned = true;
-                }
-                result
-            },
-        )))
+        AtomicResponse::new(Box::pin(job.run(range).into_actor(self).map(|result, act, _| {
+            if result.is_err() {
+                act.poisoned = true;
+            }
+            result
+        })))
     }
 }

@@ -63,12 +63,7 @@ impl Fetcher {
         failed: Recipient<PipelineFailed>,
         finished: Recipient<PipelineFinished>,
     ) -> Self {
-        Self {
-            job: Some(job),
-            generation,
-            failed,
-            finished,
-        }
+        Self { job: Some(job), generation, failed, finished }
     }
 }
 
@@ -99,14 +94,9 @@ impl FetchJob {
         from: u64,
         to: u64,
     ) -> Result<Vec<alloy::rpc::types::Log>, RpcError> {
-        let by_address = Filter::new()
-            .from_block(from)
-            .to_block(to)
-            .address(self.addresses());
-        let by_topic = Filter::new()
-            .from_block(from)
-            .to_block(to)
-            .event_signature(resolver_topics());
+        let by_address = Filter::new().from_block(from).to_block(to).address(self.addresses());
+        let by_topic =
+            Filter::new().from_block(from).to_block(to).event_signature(resolver_topics());
         let (a, b) = futures::try_join!(self.rpc.logs(&by_address), self.rpc.logs(&by_topic))?;
         // A configured contract could also emit resolver topics: key by coordinates to dedupe.
         let mut merged = BTreeMap::new();
@@ -114,10 +104,7 @@ impl FetchJob {
             if log.removed {
                 continue;
             }
-            let key = (
-                log.block_number.unwrap_or_default(),
-                log.log_index.unwrap_or_default(),
-            );
+            let key = (log.block_number.unwrap_or_default(), log.log_index.unwrap_or_default());
             merged.insert(key, log);
         }
         Ok(merged.into_values().collect())
@@ -128,10 +115,7 @@ impl FetchJob {
         let chain_id = self.chain.id;
         let actual = self.rpc.chain_id().await?;
         if actual != chain_id {
-            return Err(PipelineError::WrongChain {
-                expected: chain_id,
-                actual,
-            });
+            return Err(PipelineError::WrongChain { expected: chain_id, actual });
         }
         let mut next = match read_checkpoint(&self.db, chain_id).await? {
             Some(cp) => cp.block_number + 1,
@@ -187,14 +171,8 @@ impl FetchJob {
                 .await?;
             let to_hash = blocks[&to].hash;
             tracing::debug!(target: "indexer::fetcher", chain = chain_id, from = next, to, logs = logs.len(), "Fetched logs");
-            let range = FetchedRange {
-                from: next,
-                to,
-                to_hash,
-                logs,
-                blocks,
-                at_head: to == target,
-            };
+            let range =
+                FetchedRange { from: next, to, to_hash, logs, blocks, at_head: to == target };
             // At most `mailbox_capacity` windows are in flight, so the decoder's mailbox is
             // never over capacity and every send is enqueued in order the moment it is made.
             self.decoder_gauge.enqueued();

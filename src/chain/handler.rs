@@ -138,10 +138,7 @@ impl actix::Handler<DecodedBatch> for Handler {
         let refused = if self.poisoned {
             Some(PipelineError::Poisoned { actor: "handler" })
         } else if let Some(expected) = self.expected_from.filter(|e| *e != batch.from) {
-            Some(PipelineError::Gap {
-                expected,
-                got: batch.from,
-            })
+            Some(PipelineError::Gap { expected, got: batch.from })
         } else {
             None
         };
@@ -156,15 +153,13 @@ impl actix::Handler<DecodedBatch> for Handler {
         };
         let next = batch.to + 1;
         let fut = apply_batch(self.ctx.clone(), store, batch, self.flush_rows);
-        AtomicResponse::new(Box::pin(fut.into_actor(self).map(
-            move |(store, result), act, _| {
-                act.store = Some(store);
-                match &result {
-                    Ok(()) => act.expected_from = Some(next),
-                    Err(_) => act.poisoned = true,
-                }
-                result
-            },
-        )))
+        AtomicResponse::new(Box::pin(fut.into_actor(self).map(move |(store, result), act, _| {
+            act.store = Some(store);
+            match &result {
+                Ok(()) => act.expected_from = Some(next),
+                Err(_) => act.poisoned = true,
+            }
+            result
+        })))
     }
 }

@@ -21,11 +21,7 @@ impl MailboxGauge {
         let depth =
             metrics::gauge!("ensemble_mailbox_depth", "chain" => chain.clone(), "actor" => actor);
         depth.set(0.0);
-        Self {
-            depth,
-            chain,
-            actor,
-        }
+        Self { depth, chain, actor }
     }
 
     /// A message is about to be sent.

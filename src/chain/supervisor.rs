@@ -64,26 +64,15 @@ pub struct ChainSupervisor {
 impl ChainSupervisor {
     /// A supervisor for `chain` writing to `db`.
     pub fn new(chain: ChainConfig, indexer: IndexerConfig, db: DatabaseConnection) -> Self {
-        Self {
-            chain,
-            indexer,
-            db,
-            generation: 0,
-            consecutive_failures: 0,
-            fetcher: None,
-        }
+        Self { chain, indexer, db, generation: 0, consecutive_failures: 0, fetcher: None }
     }
 
     fn start_pipeline(&mut self, ctx: &mut Context<Self>) {
         self.generation += 1;
         let chain = &self.chain;
-        let registry = chain
-            .contract(ContractRole::Registry)
-            .expect("validated: one registry per chain");
-        let rpc_url = chain
-            .rpc_url
-            .as_deref()
-            .expect("validated: rpc url present");
+        let registry =
+            chain.contract(ContractRole::Registry).expect("validated: one registry per chain");
+        let rpc_url = chain.rpc_url.as_deref().expect("validated: rpc url present");
         let rpc = match RpcClient::new(rpc_url, chain.id) {
             Ok(rpc) => rpc,
             Err(err) => {
@@ -103,11 +92,7 @@ impl ChainSupervisor {
             handler_gauge.clone(),
         )
         .start();
-        let roles: HashMap<_, _> = chain
-            .contracts
-            .iter()
-            .map(|c| (c.address, c.role))
-            .collect();
+        let roles: HashMap<_, _> = chain.contracts.iter().map(|c| (c.address, c.role)).collect();
         let decoder = Decoder::new(
             chain.id,
             roles,

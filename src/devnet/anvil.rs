@@ -42,22 +42,13 @@ impl Anvil {
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(["--chain-id", &chain_id.to_string()])
             .args(["--prune-history", &PRUNE_HISTORY_STATES.to_string()])
-            .args([
-                "--block-base-fee-per-gas",
-                "0",
-                "--gas-limit",
-                &BLOCK_GAS_LIMIT.to_string(),
-            ])
+            .args(["--block-base-fee-per-gas", "0", "--gas-limit", &BLOCK_GAS_LIMIT.to_string()])
             .args(["--no-mining", "--silent"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| DevnetError::Anvil(format!("cannot start: {e}")))?;
-        let anvil = Self {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            chain_id,
-        };
+        let anvil = Self { child, url: format!("http://127.0.0.1:{port}"), chain_id };
         let provider = anvil.provider();
         let deadline = Instant::now() + Duration::from_secs(30);
         while provider.get_chain_id().await.is_err() {

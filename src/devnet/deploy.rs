@@ -53,30 +53,19 @@ impl Deployment {
             let mut code = install::bytecode(&dir, package, name)?;
             code.extend(args);
             let nonce = driver.provider().get_transaction_count(deployer).await.ok();
-            driver
-                .send(deployer, None, code, U256::ZERO, format!("deploy {name}"))
-                .await?;
+            driver.send(deployer, None, code, U256::ZERO, format!("deploy {name}")).await?;
             driver.mine().await?;
             let nonce = nonce.ok_or_else(|| DevnetError::Anvil("no nonce".into()))?;
             Ok::<Address, DevnetError>(deployer.create(nonce))
         };
         use alloy::providers::Provider;
         let registry_old = deploy(driver, "ethregistrar", "ENSRegistry", vec![]).await?;
-        let registry = deploy(
-            driver,
-            "ethregistrar",
-            "ENSRegistryWithFallback",
-            registry_old.abi_encode(),
-        )
-        .await?;
+        let registry =
+            deploy(driver, "ethregistrar", "ENSRegistryWithFallback", registry_old.abi_encode())
+                .await?;
         let resolver = deploy(driver, "resolver", "PublicResolver", registry.abi_encode()).await?;
-        let legacy_resolver = deploy(
-            driver,
-            "ethregistrar",
-            "PublicResolver",
-            registry.abi_encode(),
-        )
-        .await?;
+        let legacy_resolver =
+            deploy(driver, "ethregistrar", "PublicResolver", registry.abi_encode()).await?;
         let base_registrar = deploy(
             driver,
             "ethregistrar",
@@ -88,39 +77,22 @@ impl Deployment {
             driver,
             "ethregistrar",
             "DummyOracle",
-            I256::try_from(ETH_PRICE_USD_8DEC)
-                .unwrap_or_default()
-                .abi_encode(),
+            I256::try_from(ETH_PRICE_USD_8DEC).unwrap_or_default().abi_encode(),
         )
         .await?;
         // Rent in attodollars per second by label length (1, 2, 3, 4, 5+ characters).
-        let rent: Vec<U256> = [
-            0u64,
-            0,
-            20_294_266_869_609,
-            5_073_566_717_402,
-            158_548_959_918,
-        ]
-        .into_iter()
-        .map(U256::from)
-        .collect();
-        let prices = deploy(
-            driver,
-            "ethregistrar",
-            "StablePriceOracle",
-            (oracle, rent).abi_encode_params(),
-        )
-        .await?;
+        let rent: Vec<U256> = [0u64, 0, 20_294_266_869_609, 5_073_566_717_402, 158_548_959_918]
+            .into_iter()
+            .map(U256::from)
+            .collect();
+        let prices =
+            deploy(driver, "ethregistrar", "StablePriceOracle", (oracle, rent).abi_encode_params())
+                .await?;
         let controller = deploy(
             driver,
             "ethregistrar",
             "ETHRegistrarController",
-            (
-                base_registrar,
-                prices,
-                U256::from(MIN_COMMITMENT_AGE),
-                U256::from(86_400u64),
-            )
+            (base_registrar, prices, U256::from(MIN_COMMITMENT_AGE), U256::from(86_400u64))
                 .abi_encode_params(),
         )
         .await?;

@@ -34,16 +34,8 @@ pub struct Driver {
 impl Driver {
     /// A driver over `provider`.
     pub async fn new(provider: RootProvider) -> Result<Self, DevnetError> {
-        let accounts = provider
-            .get_accounts()
-            .await
-            .map_err(DevnetError::rpc("eth_accounts"))?;
-        Ok(Self {
-            provider,
-            nonces: HashMap::new(),
-            pending: Vec::new(),
-            accounts,
-        })
+        let accounts = provider.get_accounts().await.map_err(DevnetError::rpc("eth_accounts"))?;
+        Ok(Self { provider, nonces: HashMap::new(), pending: Vec::new(), accounts })
     }
 
     /// The provider.
@@ -103,8 +95,7 @@ impl Driver {
         call: C,
         what: impl Into<String>,
     ) -> Result<B256, DevnetError> {
-        self.send(from, Some(to), call.abi_encode(), U256::ZERO, what)
-            .await
+        self.send(from, Some(to), call.abi_encode(), U256::ZERO, what).await
     }
 
     /// Mines one block with everything queued; fails if any transaction reverted.
@@ -121,16 +112,10 @@ impl Driver {
                 .await
                 .map_err(DevnetError::rpc("eth_getTransactionReceipt"))?;
             if !receipt.is_some_and(|r| r.status()) {
-                return Err(DevnetError::Reverted {
-                    what,
-                    hash: format!("{hash:#x}"),
-                });
+                return Err(DevnetError::Reverted { what, hash: format!("{hash:#x}") });
             }
         }
-        self.provider
-            .get_block_number()
-            .await
-            .map_err(DevnetError::rpc("eth_blockNumber"))
+        self.provider.get_block_number().await.map_err(DevnetError::rpc("eth_blockNumber"))
     }
 
     /// Moves the clock of the next block forward.
@@ -145,14 +130,8 @@ impl Driver {
 
     /// `eth_call` at the latest block.
     pub async fn read<C: SolCall>(&self, to: Address, call: C) -> Result<C::Return, DevnetError> {
-        let tx = TransactionRequest::default()
-            .to(to)
-            .input(Bytes::from(call.abi_encode()).into());
-        let out = self
-            .provider
-            .call(tx)
-            .await
-            .map_err(DevnetError::rpc("eth_call"))?;
+        let tx = TransactionRequest::default().to(to).input(Bytes::from(call.abi_encode()).into());
+        let out = self.provider.call(tx).await.map_err(DevnetError::rpc("eth_call"))?;
         C::abi_decode_returns(&out).map_err(|e| DevnetError::Rpc {
             method: "eth_call decode".into(),
             detail: e.to_string(),

@@ -39,9 +39,6 @@ pub enum DevnetError {
 
 impl DevnetError {
     pub(crate) fn rpc(method: &str) -> impl FnOnce(alloy::transports::TransportError) -> Self + '_ {
-        move |e| Self::Rpc {
-            method: method.to_owned(),
-            detail: e.to_string(),
-        }
+        move |e| Self::Rpc { method: method.to_owned(), detail: e.to_string() }
     }
 }

@@ -26,23 +26,23 @@ pub fn devnet_dir() -> PathBuf {
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<String, DevnetError> {
-    let out = cmd.output().map_err(|e| DevnetError::Install {
-        what: what.into(),
-        detail: e.to_string(),
-    })?;
+    let out = cmd
+        .output()
+        .map_err(|e| DevnetError::Install { what: what.into(), detail: e.to_string() })?;
     if !out.status.success() {
         return Err(DevnetError::Install {
             what: what.into(),
-            detail: String::from_utf8_lossy(&out.stderr)
-                .chars()
-                .take(2000)
-                .collect(),
+            detail: String::from_utf8_lossy(&out.stderr).chars().take(2000).collect(),
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Installs every package that is not installed yet and returns the directory.
+///
+/// Safe to call from many processes at once (nextest runs each test in its own process):
+/// each process unpacks into a private staging directory and renames it into place; the
+/// first rename wins and the others discard their copy.
 pub fn ensure_installed() -> Result<PathBuf, DevnetError> {
     let dir = devnet_dir();
     std::fs::create_dir_all(&dir).map_err(|e| DevnetError::Install {
@@ -54,33 +54,32 @@ pub fn ensure_installed() -> Result<PathBuf, DevnetError> {
         if dest.join("package").join("package.json").exists() {
             continue;
         }
+        let fail = |e: std::io::Error| DevnetError::Install {
+            what: package.into(),
+            detail: e.to_string(),
+        };
+        let staging = dir.join(format!(".{target}.{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir_all(&staging).map_err(fail)?;
         let tarball = run(
             Command::new("npm")
                 .args(["pack", "--silent", package, "--pack-destination"])
-                .arg(&dir),
-            package,
-        )?;
-        let tarball = dir.join(tarball.lines().last().unwrap_or_default().trim());
-        let staging = dir.join(format!("{target}.partial"));
-        let _ = std::fs::remove_dir_all(&staging);
-        std::fs::create_dir_all(&staging).map_err(|e| DevnetError::Install {
-            what: package.into(),
-            detail: e.to_string(),
-        })?;
-        run(
-            Command::new("tar")
-                .arg("xzf")
-                .arg(&tarball)
-                .arg("-C")
                 .arg(&staging),
             package,
         )?;
+        let tarball = staging.join(tarball.lines().last().unwrap_or_default().trim());
+        run(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&staging), package)?;
+        std::fs::remove_file(&tarball).map_err(fail)?;
         // Rename last, so an interrupted install is never mistaken for a complete one.
-        std::fs::rename(&staging, &dest).map_err(|e| DevnetError::Install {
-            what: package.into(),
-            detail: e.to_string(),
-        })?;
-        let _ = std::fs::remove_file(&tarball);
+        if std::fs::rename(&staging, &dest).is_err() {
+            let _ = std::fs::remove_dir_all(&staging);
+            if !dest.join("package").join("package.json").exists() {
+                return Err(DevnetError::Install {
+                    what: package.into(),
+                    detail: format!("could not move the package into {}", dest.display()),
+                });
+            }
+        }
     }
     Ok(dir)
 }
@@ -92,10 +91,7 @@ pub fn anvil_bin(dir: &Path) -> PathBuf {
 
 /// Creation bytecode of `contract` from `package` (`ethregistrar` or `resolver`).
 pub fn bytecode(dir: &Path, package: &str, contract: &str) -> Result<Vec<u8>, DevnetError> {
-    let path = dir
-        .join(package)
-        .join("package/build/contracts")
-        .join(format!("{contract}.json"));
+    let path = dir.join(package).join("package/build/contracts").join(format!("{contract}.json"));
     let text = std::fs::read_to_string(&path)
         .map_err(|e| DevnetError::Artifact(contract.into(), e.to_string()))?;
     let json: serde_json::Value = serde_json::from_str(&text)

@@ -34,10 +34,7 @@ pub struct ScenarioOptions {
 
 impl Default for ScenarioOptions {
     fn default() -> Self {
-        Self {
-            eth_names: 130,
-            per_block: 200,
-        }
+        Self { eth_names: 130, per_block: 200 }
     }
 }
 
@@ -50,32 +47,25 @@ pub struct ScenarioName {
 
 impl ScenarioName {
     fn new(labels: &[(&str, bool)]) -> Self {
-        Self {
-            labels: labels.iter().map(|(l, k)| ((*l).to_owned(), *k)).collect(),
-        }
+        Self { labels: labels.iter().map(|(l, k)| ((*l).to_owned(), *k)).collect() }
     }
 
     /// The name as the indexer renders it: known labels interpreted, unknown ones `[hash]`.
     pub fn interpreted(&self) -> String {
         self.labels
             .iter()
-            .map(|(l, known)| {
-                if *known {
-                    interpret_label(l)
-                } else {
-                    encoded_label_hash(labelhash(l))
-                }
-            })
+            .map(
+                |(l, known)| {
+                    if *known { interpret_label(l) } else { encoded_label_hash(labelhash(l)) }
+                },
+            )
             .collect::<Vec<_>>()
             .join(".")
     }
 
     /// namehash.
     pub fn node(&self) -> B256 {
-        self.labels
-            .iter()
-            .rev()
-            .fold(B256::ZERO, |node, (l, _)| child_node(node, labelhash(l)))
+        self.labels.iter().rev().fold(B256::ZERO, |node, (l, _)| child_node(node, labelhash(l)))
     }
 
     /// labelhash of a `.eth` second-level name, `None` otherwise.
@@ -133,11 +123,7 @@ impl Scenario {
             .call_tx(
                 deployer,
                 d.registry_old,
-                IRegistry::setSubnodeOwnerCall {
-                    node: B256::ZERO,
-                    label: legacy,
-                    owner: deployer,
-                },
+                IRegistry::setSubnodeOwnerCall { node: B256::ZERO, label: legacy, owner: deployer },
                 "old legacy",
             )
             .await?;
@@ -177,10 +163,7 @@ impl Scenario {
         // Commit, wait, reveal: `.eth` names with resolver and address.
         let labels: Vec<String> = (0..options.eth_names).map(eth_label).collect();
         let secret = |i: usize| keccak256(format!("secret{i}"));
-        for chunk in (0..labels.len())
-            .collect::<Vec<_>>()
-            .chunks(options.per_block)
-        {
+        for chunk in (0..labels.len()).collect::<Vec<_>>().chunks(options.per_block) {
             for &i in chunk {
                 let commitment = driver
                     .read(
@@ -206,10 +189,7 @@ impl Scenario {
             driver.mine().await?;
         }
         driver.increase_time(MIN_COMMITMENT_AGE + 1).await?;
-        for chunk in (0..labels.len())
-            .collect::<Vec<_>>()
-            .chunks(options.per_block)
-        {
+        for chunk in (0..labels.len()).collect::<Vec<_>>().chunks(options.per_block) {
             for &i in chunk {
                 let call = IController::registerWithConfigCall {
                     name: labels[i].clone(),
@@ -278,10 +258,7 @@ impl Scenario {
                     .call_tx(
                         o,
                         d.resolver,
-                        IResolver::setContenthashCall {
-                            node: node(i),
-                            hash,
-                        },
+                        IResolver::setContenthashCall { node: node(i), hash },
                         "contenthash",
                     )
                     .await?;
@@ -367,10 +344,7 @@ impl Scenario {
                     .call_tx(
                         o,
                         d.resolver,
-                        IResolver::setAddr_0Call {
-                            node: sub_node,
-                            a: acc[7],
-                        },
+                        IResolver::setAddr_0Call { node: sub_node, a: acc[7] },
                         "sub addr",
                     )
                     .await?;
@@ -406,10 +380,7 @@ impl Scenario {
                 .call_tx(
                     owner_of(i),
                     d.registry,
-                    IRegistry::setOwnerCall {
-                        node: sub_node,
-                        owner: acc[9],
-                    },
+                    IRegistry::setOwnerCall { node: sub_node, owner: acc[9] },
                     "sub transfer",
                 )
                 .await?;
@@ -420,10 +391,7 @@ impl Scenario {
                 .call_tx(
                     owner_of(i),
                     d.registry,
-                    IRegistry::setResolverCall {
-                        node: node(i),
-                        resolver: d.legacy_resolver,
-                    },
+                    IRegistry::setResolverCall { node: node(i), resolver: d.legacy_resolver },
                     "resolver change",
                 )
                 .await?;
@@ -432,11 +400,7 @@ impl Scenario {
             .call_tx(
                 deployer,
                 d.registry,
-                IRegistry::setSubnodeOwnerCall {
-                    node: B256::ZERO,
-                    label: legacy,
-                    owner: deployer,
-                },
+                IRegistry::setSubnodeOwnerCall { node: B256::ZERO, label: legacy, owner: deployer },
                 "legacy to new registry",
             )
             .await?;
@@ -461,19 +425,14 @@ impl Scenario {
                 .call_tx(
                     owner_of(i),
                     d.legacy_resolver,
-                    IResolver::setAddr_0Call {
-                        node: node(i),
-                        a: owner_of(i + 1),
-                    },
+                    IResolver::setAddr_0Call { node: node(i), a: owner_of(i + 1) },
                     "legacy addr",
                 )
                 .await?;
         }
         for i in 100..120.min(options.eth_names) {
-            let call = IController::renewCall {
-                name: labels[i].clone(),
-                duration: U256::from(YEAR),
-            };
+            let call =
+                IController::renewCall { name: labels[i].clone(), duration: U256::from(YEAR) };
             driver
                 .send(
                     deployer,
@@ -514,10 +473,7 @@ impl Scenario {
             .call_tx(
                 deployer,
                 d.registry_old,
-                IRegistry::setOwnerCall {
-                    node: legacy_node,
-                    owner: acc[7],
-                },
+                IRegistry::setOwnerCall { node: legacy_node, owner: acc[7] },
                 "old write after move",
             )
             .await?;
@@ -527,10 +483,7 @@ impl Scenario {
         // Primary names.
         let mut primary_accounts = Vec::new();
         for k in 0..5.min(options.eth_names) {
-            let name = format!(
-                "{}.eth",
-                labels[k + 5 * usize::from(options.eth_names > 10)]
-            );
+            let name = format!("{}.eth", labels[k + 5 * usize::from(options.eth_names > 10)]);
             let account = owner_of(k + 5 * usize::from(options.eth_names > 10));
             driver
                 .call_tx(
@@ -542,19 +495,10 @@ impl Scenario {
                 .await?;
             primary_accounts.push(account);
             let label = hex::encode(account);
-            names.push(ScenarioName::new(&[
-                (&label, true),
-                ("addr", true),
-                ("reverse", true),
-            ]));
+            names.push(ScenarioName::new(&[(&label, true), ("addr", true), ("reverse", true)]));
         }
         let last_block = driver.mine().await?;
-        Ok(Self {
-            deployment: d,
-            names,
-            primary_accounts,
-            last_block,
-        })
+        Ok(Self { deployment: d, names, primary_accounts, last_block })
     }
 }
 

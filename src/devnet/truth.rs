@@ -38,74 +38,39 @@ impl Truth {
         name: &ScenarioName,
     ) -> Result<Self, DevnetError> {
         let node = name.node();
-        let resolver = driver
-            .read(d.registry, IRegistry::resolverCall { node })
-            .await?;
+        let resolver = driver.read(d.registry, IRegistry::resolverCall { node }).await?;
         let (owner, expiry) = match name.eth_label() {
             Some(label) => {
                 let token = U256::from_be_bytes(label.0);
                 let owner = driver
-                    .read(
-                        d.base_registrar,
-                        IBaseRegistrar::ownerOfCall { tokenId: token },
-                    )
+                    .read(d.base_registrar, IBaseRegistrar::ownerOfCall { tokenId: token })
                     .await?;
                 let expiry = driver
-                    .read(
-                        d.base_registrar,
-                        IBaseRegistrar::nameExpiresCall { id: token },
-                    )
+                    .read(d.base_registrar, IBaseRegistrar::nameExpiresCall { id: token })
                     .await?;
                 (owner, Some(expiry))
             }
-            None => (
-                driver
-                    .read(d.registry, IRegistry::ownerCall { node })
-                    .await?,
-                None,
-            ),
+            None => (driver.read(d.registry, IRegistry::ownerCall { node }).await?, None),
         };
         let mut truth = Self {
             owner,
             resolver,
             addr: Address::ZERO,
             btc: Bytes::new(),
-            texts: TEXT_KEYS
-                .iter()
-                .map(|k| ((*k).to_owned(), String::new()))
-                .collect(),
+            texts: TEXT_KEYS.iter().map(|k| ((*k).to_owned(), String::new())).collect(),
             contenthash: Bytes::new(),
             expiry,
         };
         if resolver.is_zero() {
             return Ok(truth);
         }
-        truth.addr = driver
-            .read(resolver, IResolver::addr_0Call { node })
-            .await?;
-        truth.btc = driver
-            .read(
-                resolver,
-                IResolver::addr_1Call {
-                    node,
-                    coinType: U256::ZERO,
-                },
-            )
-            .await?;
+        truth.addr = driver.read(resolver, IResolver::addr_0Call { node }).await?;
+        truth.btc =
+            driver.read(resolver, IResolver::addr_1Call { node, coinType: U256::ZERO }).await?;
         for (key, value) in &mut truth.texts {
-            *value = driver
-                .read(
-                    resolver,
-                    IResolver::textCall {
-                        node,
-                        key: key.clone(),
-                    },
-                )
-                .await?;
+            *value = driver.read(resolver, IResolver::textCall { node, key: key.clone() }).await?;
         }
-        truth.contenthash = driver
-            .read(resolver, IResolver::contenthashCall { node })
-            .await?;
+        truth.contenthash = driver.read(resolver, IResolver::contenthashCall { node }).await?;
         Ok(truth)
     }
 }
@@ -116,9 +81,7 @@ pub async fn name_record(
     d: &Deployment,
     node: B256,
 ) -> Result<(Address, String), DevnetError> {
-    let resolver = driver
-        .read(d.registry, IRegistry::resolverCall { node })
-        .await?;
+    let resolver = driver.read(d.registry, IRegistry::resolverCall { node }).await?;
     let name = driver.read(resolver, IResolver::nameCall { node }).await?;
     Ok((resolver, name))
 }

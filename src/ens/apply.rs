@@ -16,53 +16,34 @@ pub async fn apply_event(
 ) -> Result<(), HandlerError> {
     let meta = &decoded.meta;
     match &decoded.event {
-        EnsEvent::NewOwner {
-            source,
-            parent,
-            label,
-            owner,
-        } => registry::new_owner(ctx, store, meta, *source, *parent, *label, *owner).await,
-        EnsEvent::RegistryTransfer {
-            source,
-            node,
-            owner,
-        } => registry::transfer(ctx, store, *source, *node, *owner).await,
-        EnsEvent::NewResolver {
-            source,
-            node,
-            resolver,
-        } => registry::new_resolver(ctx, store, *source, *node, *resolver).await,
+        EnsEvent::NewOwner { source, parent, label, owner } => {
+            registry::new_owner(ctx, store, meta, *source, *parent, *label, *owner).await
+        }
+        EnsEvent::RegistryTransfer { source, node, owner } => {
+            registry::transfer(ctx, store, *source, *node, *owner).await
+        }
+        EnsEvent::NewResolver { source, node, resolver } => {
+            registry::new_resolver(ctx, store, *source, *node, *resolver).await
+        }
         EnsEvent::NewTtl { source, node, ttl } => {
             registry::new_ttl(ctx, store, *source, *node, *ttl).await
         }
-        EnsEvent::NameRegistered {
-            token_id,
-            owner,
-            expires,
-        } => base_registrar::name_registered(ctx, store, meta, *token_id, *owner, *expires).await,
+        EnsEvent::NameRegistered { token_id, owner, expires } => {
+            base_registrar::name_registered(ctx, store, meta, *token_id, *owner, *expires).await
+        }
         EnsEvent::NameRenewed { token_id, expires } => {
             base_registrar::name_renewed(ctx, store, meta, *token_id, *expires).await
         }
         EnsEvent::TokenTransfer { from, to, token_id } => {
             base_registrar::transfer(ctx, store, *from, *to, *token_id).await
         }
-        EnsEvent::ControllerRegistered {
-            name,
-            label,
-            base_cost,
-            premium,
-            referrer,
-            ..
-        } => {
+        EnsEvent::ControllerRegistered { name, label, base_cost, premium, referrer, .. } => {
             controller::name_registered(ctx, store, name, *label, *base_cost, *premium, *referrer)
                 .await
         }
-        EnsEvent::ControllerRenewed {
-            name,
-            label,
-            cost,
-            referrer,
-        } => controller::name_renewed(ctx, store, name, *label, *cost, *referrer).await,
+        EnsEvent::ControllerRenewed { name, label, cost, referrer } => {
+            controller::name_renewed(ctx, store, name, *label, *cost, *referrer).await
+        }
         EnsEvent::AddrChanged { node, addr } => {
             resolver::address_changed(
                 ctx,
@@ -74,11 +55,7 @@ pub async fn apply_event(
             )
             .await
         }
-        EnsEvent::AddressChanged {
-            node,
-            coin_type,
-            address,
-        } => {
+        EnsEvent::AddressChanged { node, coin_type, address } => {
             let coin = i64::try_from(*coin_type).unwrap_or(i64::MAX);
             if *coin_type > U256::from(i64::MAX) {
                 tracing::warn!(target: "indexer::handler", %coin_type, "coin type beyond i64 clamped");
@@ -100,13 +77,7 @@ pub async fn apply_event(
         EnsEvent::VersionChanged { node, version } => {
             resolver::version_changed(ctx, store, meta, *node, *version).await
         }
-        EnsEvent::NameWrapped {
-            node,
-            name,
-            owner,
-            fuses,
-            expiry,
-        } => {
+        EnsEvent::NameWrapped { node, name, owner, fuses, expiry } => {
             let wrapped = name_wrapper::Wrapped {
                 node: *node,
                 dns_name: name,

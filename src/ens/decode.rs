@@ -47,10 +47,8 @@ pub fn is_legacy_text(data: &LogData) -> bool {
 }
 
 fn decode<E: SolEvent>(data: &LogData) -> Result<E, DecodeError> {
-    E::decode_raw_log(data.topics().iter().copied(), &data.data).map_err(|source| DecodeError {
-        event: E::SIGNATURE,
-        source,
-    })
+    E::decode_raw_log(data.topics().iter().copied(), &data.data)
+        .map_err(|source| DecodeError { event: E::SIGNATURE, source })
 }
 
 /// Decodes one log. `role` is the configured role of the emitting address, `None` for any other
@@ -82,36 +80,19 @@ fn registry(
     Ok(Some(match topic0 {
         Registry::NewOwner::SIGNATURE_HASH => {
             let e: Registry::NewOwner = decode(data)?;
-            EnsEvent::NewOwner {
-                source,
-                parent: e.node,
-                label: e.label,
-                owner: e.owner,
-            }
+            EnsEvent::NewOwner { source, parent: e.node, label: e.label, owner: e.owner }
         }
         Registry::Transfer::SIGNATURE_HASH => {
             let e: Registry::Transfer = decode(data)?;
-            EnsEvent::RegistryTransfer {
-                source,
-                node: e.node,
-                owner: e.owner,
-            }
+            EnsEvent::RegistryTransfer { source, node: e.node, owner: e.owner }
         }
         Registry::NewResolver::SIGNATURE_HASH => {
             let e: Registry::NewResolver = decode(data)?;
-            EnsEvent::NewResolver {
-                source,
-                node: e.node,
-                resolver: e.resolver,
-            }
+            EnsEvent::NewResolver { source, node: e.node, resolver: e.resolver }
         }
         Registry::NewTTL::SIGNATURE_HASH => {
             let e: Registry::NewTTL = decode(data)?;
-            EnsEvent::NewTtl {
-                source,
-                node: e.node,
-                ttl: e.ttl,
-            }
+            EnsEvent::NewTtl { source, node: e.node, ttl: e.ttl }
         }
         _ => return Ok(None),
     }))
@@ -121,26 +102,15 @@ fn base_registrar(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, Deco
     Ok(Some(match topic0 {
         BaseRegistrar::NameRegistered::SIGNATURE_HASH => {
             let e: BaseRegistrar::NameRegistered = decode(data)?;
-            EnsEvent::NameRegistered {
-                token_id: e.id,
-                owner: e.owner,
-                expires: e.expires,
-            }
+            EnsEvent::NameRegistered { token_id: e.id, owner: e.owner, expires: e.expires }
         }
         BaseRegistrar::NameRenewed::SIGNATURE_HASH => {
             let e: BaseRegistrar::NameRenewed = decode(data)?;
-            EnsEvent::NameRenewed {
-                token_id: e.id,
-                expires: e.expires,
-            }
+            EnsEvent::NameRenewed { token_id: e.id, expires: e.expires }
         }
         BaseRegistrar::Transfer::SIGNATURE_HASH => {
             let e: BaseRegistrar::Transfer = decode(data)?;
-            EnsEvent::TokenTransfer {
-                from: e.from,
-                to: e.to,
-                token_id: e.tokenId,
-            }
+            EnsEvent::TokenTransfer { from: e.from, to: e.to, token_id: e.tokenId }
         }
         _ => return Ok(None),
     }))
@@ -216,12 +186,7 @@ fn controller(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, DecodeEr
         }
         ShortController::NameRenewed::SIGNATURE_HASH => {
             let e: ShortController::NameRenewed = decode(data)?;
-            EnsEvent::ControllerRenewed {
-                name: e.name,
-                label: e.label,
-                cost: None,
-                referrer: None,
-            }
+            EnsEvent::ControllerRenewed { name: e.name, label: e.label, cost: None, referrer: None }
         }
         _ => return Ok(None),
     }))
@@ -241,42 +206,25 @@ fn name_wrapper(topic0: B256, data: &LogData) -> Result<Vec<EnsEvent>, DecodeErr
         }
         NameWrapper::NameUnwrapped::SIGNATURE_HASH => {
             let e: NameWrapper::NameUnwrapped = decode(data)?;
-            vec![EnsEvent::NameUnwrapped {
-                node: e.node,
-                owner: e.owner,
-            }]
+            vec![EnsEvent::NameUnwrapped { node: e.node, owner: e.owner }]
         }
         NameWrapper::FusesSet::SIGNATURE_HASH => {
             let e: NameWrapper::FusesSet = decode(data)?;
-            vec![EnsEvent::FusesSet {
-                node: e.node,
-                fuses: e.fuses,
-            }]
+            vec![EnsEvent::FusesSet { node: e.node, fuses: e.fuses }]
         }
         NameWrapper::ExpiryExtended::SIGNATURE_HASH => {
             let e: NameWrapper::ExpiryExtended = decode(data)?;
-            vec![EnsEvent::ExpiryExtended {
-                node: e.node,
-                expiry: e.expiry,
-            }]
+            vec![EnsEvent::ExpiryExtended { node: e.node, expiry: e.expiry }]
         }
         NameWrapper::TransferSingle::SIGNATURE_HASH => {
             let e: NameWrapper::TransferSingle = decode(data)?;
-            vec![EnsEvent::WrapperTransfer {
-                from: e.from,
-                to: e.to,
-                id: e.id,
-            }]
+            vec![EnsEvent::WrapperTransfer { from: e.from, to: e.to, id: e.id }]
         }
         NameWrapper::TransferBatch::SIGNATURE_HASH => {
             let e: NameWrapper::TransferBatch = decode(data)?;
             e.ids
                 .into_iter()
-                .map(|id| EnsEvent::WrapperTransfer {
-                    from: e.from,
-                    to: e.to,
-                    id,
-                })
+                .map(|id| EnsEvent::WrapperTransfer { from: e.from, to: e.to, id })
                 .collect()
         }
         _ => vec![],
@@ -287,63 +235,35 @@ fn resolver(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, DecodeErro
     Ok(Some(match topic0 {
         Resolver::AddrChanged::SIGNATURE_HASH => {
             let e: Resolver::AddrChanged = decode(data)?;
-            EnsEvent::AddrChanged {
-                node: e.node,
-                addr: e.a,
-            }
+            EnsEvent::AddrChanged { node: e.node, addr: e.a }
         }
         Resolver::AddressChanged::SIGNATURE_HASH => {
             let e: Resolver::AddressChanged = decode(data)?;
-            EnsEvent::AddressChanged {
-                node: e.node,
-                coin_type: e.coinType,
-                address: e.newAddress,
-            }
+            EnsEvent::AddressChanged { node: e.node, coin_type: e.coinType, address: e.newAddress }
         }
         Resolver::NameChanged::SIGNATURE_HASH => {
             let e: Resolver::NameChanged = decode(data)?;
-            EnsEvent::NameChanged {
-                node: e.node,
-                name: e.name,
-            }
+            EnsEvent::NameChanged { node: e.node, name: e.name }
         }
         Resolver::ContenthashChanged::SIGNATURE_HASH => {
             let e: Resolver::ContenthashChanged = decode(data)?;
-            EnsEvent::ContenthashChanged {
-                node: e.node,
-                hash: e.hash,
-            }
+            EnsEvent::ContenthashChanged { node: e.node, hash: e.hash }
         }
         Resolver::PubkeyChanged::SIGNATURE_HASH => {
             let e: Resolver::PubkeyChanged = decode(data)?;
-            EnsEvent::PubkeyChanged {
-                node: e.node,
-                x: e.x,
-                y: e.y,
-            }
+            EnsEvent::PubkeyChanged { node: e.node, x: e.x, y: e.y }
         }
         Resolver::TextChanged::SIGNATURE_HASH => {
             let e: Resolver::TextChanged = decode(data)?;
-            EnsEvent::TextChanged {
-                node: e.node,
-                key: e.key,
-                value: Some(e.value),
-            }
+            EnsEvent::TextChanged { node: e.node, key: e.key, value: Some(e.value) }
         }
         LegacyTextResolver::TextChanged::SIGNATURE_HASH => {
             let e: LegacyTextResolver::TextChanged = decode(data)?;
-            EnsEvent::TextChanged {
-                node: e.node,
-                key: e.key,
-                value: None,
-            }
+            EnsEvent::TextChanged { node: e.node, key: e.key, value: None }
         }
         Resolver::VersionChanged::SIGNATURE_HASH => {
             let e: Resolver::VersionChanged = decode(data)?;
-            EnsEvent::VersionChanged {
-                node: e.node,
-                version: e.newVersion,
-            }
+            EnsEvent::VersionChanged { node: e.node, version: e.newVersion }
         }
         _ => return Ok(None),
     }))
@@ -362,11 +282,7 @@ mod tests {
     fn decodes_registry_events_by_role() {
         let node = b256!("0x93cdeb708b7545dc668eb9280176169d1c33cfd8ed6f04690a0bcc88a93fc4ae");
         let owner = address!("0x00000000000000000000000000000000000000aa");
-        let log = encode(&Registry::NewOwner {
-            node,
-            label: B256::repeat_byte(1),
-            owner,
-        });
+        let log = encode(&Registry::NewOwner { node, label: B256::repeat_byte(1), owner });
         assert_eq!(
             decode_log(Some(ContractRole::RegistryOld), &log).unwrap(),
             vec![EnsEvent::NewOwner {
@@ -406,20 +322,13 @@ mod tests {
         );
         assert_eq!(
             decode_log(None, &legacy).unwrap(),
-            vec![EnsEvent::TextChanged {
-                node,
-                key: "url".into(),
-                value: None
-            }]
+            vec![EnsEvent::TextChanged { node, key: "url".into(), value: None }]
         );
     }
 
     #[test]
     fn malformed_body_is_an_error_not_a_skip() {
-        let mut log = encode(&Resolver::AddrChanged {
-            node: B256::ZERO,
-            a: Address::ZERO,
-        });
+        let mut log = encode(&Resolver::AddrChanged { node: B256::ZERO, a: Address::ZERO });
         log = LogData::new_unchecked(log.topics().to_vec(), vec![1, 2, 3].into());
         let err = decode_log(None, &log).unwrap_err();
         assert!(err.to_string().contains("AddrChanged"), "{err}");

@@ -27,9 +27,6 @@ impl HandlerError {
     }
 
     pub(crate) fn unknown(what: &'static str, id: impl Into<String>) -> Self {
-        Self::UnknownNode {
-            what,
-            id: id.into(),
-        }
+        Self::UnknownNode { what, id: id.into() }
     }
 }

@@ -21,12 +21,8 @@ use crate::store::EntityStore;
 pub const WELL_KNOWN_LABELS: &[&str] =
     &["eth", "reverse", "addr", "resolver", "xyz", "com", "test"];
 
-static WELL_KNOWN: LazyLock<HashMap<B256, &'static str>> = LazyLock::new(|| {
-    WELL_KNOWN_LABELS
-        .iter()
-        .map(|l| (labelhash(l), *l))
-        .collect()
-});
+static WELL_KNOWN: LazyLock<HashMap<B256, &'static str>> =
+    LazyLock::new(|| WELL_KNOWN_LABELS.iter().map(|l| (labelhash(l), *l)).collect());
 
 /// The plaintext of a well-known label hash.
 pub fn well_known_label(hash: B256) -> Option<&'static str> {

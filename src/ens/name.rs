@@ -45,11 +45,7 @@ pub fn is_normalized_label(label: &str) -> bool {
 
 /// The interpreted form of a literal label: itself when normalized, else `[labelhash]`.
 pub fn interpret_label(label: &str) -> String {
-    if is_normalized_label(label) {
-        label.to_owned()
-    } else {
-        encoded_label_hash(labelhash(label))
-    }
+    if is_normalized_label(label) { label.to_owned() } else { encoded_label_hash(labelhash(label)) }
 }
 
 /// Parses `[64 hex]` back into a labelhash.
@@ -114,10 +110,7 @@ pub fn parse_interpreted_name(name: &str) -> Result<Vec<B256>, NameError> {
 
 /// namehash of an interpreted name (labels may be `[labelhash]`).
 pub fn interpreted_namehash(name: &str) -> Result<B256, NameError> {
-    Ok(parse_interpreted_name(name)?
-        .into_iter()
-        .rev()
-        .fold(B256::ZERO, child_node))
+    Ok(parse_interpreted_name(name)?.into_iter().rev().fold(B256::ZERO, child_node))
 }
 
 /// Decodes a DNS wire-format name (as the NameWrapper emits it) into its literal labels, leaf
@@ -164,21 +157,14 @@ mod tests {
     #[test]
     fn namehash_agrees_with_alloy() {
         for name in ["eth", "vitalik.eth", "a.b.c.eth"] {
-            assert_eq!(
-                interpreted_namehash(name).unwrap(),
-                alloy::ens::namehash(name),
-                "{name}"
-            );
+            assert_eq!(interpreted_namehash(name).unwrap(), alloy::ens::namehash(name), "{name}");
         }
     }
 
     #[test]
     fn encoded_labels_round_trip_into_the_namehash() {
         let hidden = format!("{}.eth", encoded_label_hash(labelhash("vitalik")));
-        assert_eq!(
-            interpreted_namehash(&hidden).unwrap(),
-            alloy::ens::namehash("vitalik.eth")
-        );
+        assert_eq!(interpreted_namehash(&hidden).unwrap(), alloy::ens::namehash("vitalik.eth"));
     }
 
     #[test]
@@ -209,19 +195,10 @@ mod tests {
     fn rejects_bad_input_names() {
         assert_eq!(parse_interpreted_name(""), Err(NameError::EmptyLabel));
         assert_eq!(parse_interpreted_name("a..eth"), Err(NameError::EmptyLabel));
-        assert!(matches!(
-            parse_interpreted_name("Vitalik.eth"),
-            Err(NameError::NotNormalized(_))
-        ));
+        assert!(matches!(parse_interpreted_name("Vitalik.eth"), Err(NameError::NotNormalized(_))));
         assert_eq!(parse_interpreted_name("a.a.a."), Err(NameError::EmptyLabel));
-        assert_eq!(
-            parse_interpreted_name(&["a"; 17].join(".")),
-            Err(NameError::TooDeep)
-        );
-        assert_eq!(
-            parse_interpreted_name(&"a".repeat(5000)),
-            Err(NameError::TooLong)
-        );
+        assert_eq!(parse_interpreted_name(&["a"; 17].join(".")), Err(NameError::TooDeep));
+        assert_eq!(parse_interpreted_name(&"a".repeat(5000)), Err(NameError::TooLong));
     }
 
     #[test]

@@ -49,19 +49,9 @@ pub async fn name_wrapped(
     meta: &EventMeta,
     wrapped: Wrapped<'_>,
 ) -> Result<(), HandlerError> {
-    let Wrapped {
-        node,
-        dns_name,
-        owner,
-        fuses,
-        expiry,
-    } = wrapped;
+    let Wrapped { node, dns_name, owner, fuses, expiry } = wrapped;
     // The wrapped name carries every label in plaintext: heal them all.
-    for label in decode_dns_name(dns_name)
-        .unwrap_or_default()
-        .into_iter()
-        .flatten()
-    {
+    for label in decode_dns_name(dns_name).unwrap_or_default().into_iter().flatten() {
         ensure_label(store, labelhash(&label), Some(&label)).await?;
     }
     let id = ctx.domain_id(node);
@@ -72,10 +62,7 @@ pub async fn name_wrapped(
     let live_eth_2ld = match latest_registration(store, &domain).await? {
         Some(reg)
             if reg.kind == base_registrar::KIND
-                && reg
-                    .expiry
-                    .unwrap_or(i64::MAX)
-                    .saturating_add(reg.grace_period)
+                && reg.expiry.unwrap_or(i64::MAX).saturating_add(reg.grace_period)
                     > meta.timestamp as i64 =>
         {
             Some(reg)

@@ -21,20 +21,17 @@ async fn record(
     node: B256,
 ) -> Result<resolver_record::Model, HandlerError> {
     let id = resolver_record_id(ctx.chain_id, resolver, node);
-    Ok(store
-        .record(&id)
-        .await?
-        .unwrap_or_else(|| resolver_record::Model {
-            id,
-            chain_id: ctx.chain_id as i64,
-            resolver: hex_address(resolver),
-            node: hex_b256(node),
-            name: None,
-            contenthash: None,
-            pubkey_x: None,
-            pubkey_y: None,
-            version: 0,
-        }))
+    Ok(store.record(&id).await?.unwrap_or_else(|| resolver_record::Model {
+        id,
+        chain_id: ctx.chain_id as i64,
+        resolver: hex_address(resolver),
+        node: hex_b256(node),
+        name: None,
+        contenthash: None,
+        pubkey_x: None,
+        pubkey_y: None,
+        version: 0,
+    }))
 }
 
 fn hex_bytes(bytes: &[u8]) -> String {

@@ -56,9 +56,7 @@ pub struct RpcClient {
 impl RpcClient {
     /// A client for `url`. The URL may carry a key; it is never logged.
     pub fn new(url: &str, chain_id: u64) -> Result<Self, RpcError> {
-        let url = url
-            .parse()
-            .map_err(|e| RpcError::Permanent(format!("invalid rpc url: {e}")))?;
+        let url = url.parse().map_err(|e| RpcError::Permanent(format!("invalid rpc url: {e}")))?;
         Ok(Self {
             provider: RootProvider::new_http(url),
             chain: chain_id.to_string(),
@@ -82,9 +80,7 @@ impl RpcClient {
                     attempt += 1;
                     metrics::counter!("ensemble_rpc_retries_total", "chain" => self.chain.clone(), "event" => method)
                         .increment(1);
-                    let cap = BASE_BACKOFF
-                        .saturating_mul(1 << attempt.min(16))
-                        .min(MAX_BACKOFF);
+                    let cap = BASE_BACKOFF.saturating_mul(1 << attempt.min(16)).min(MAX_BACKOFF);
                     let sleep = rand::rng().random_range(Duration::ZERO..=cap);
                     tracing::debug!(target: "indexer::rpc", chain = %self.chain, method, attempt, error = %err, "Retrying");
                     tokio::time::sleep(sleep).await;
@@ -101,10 +97,7 @@ impl RpcClient {
     /// Latest block number.
     pub async fn block_number(&self) -> Result<u64, RpcError> {
         self.retry("eth_blockNumber", || async {
-            self.provider
-                .get_block_number()
-                .await
-                .map_err(RpcError::classify)
+            self.provider.get_block_number().await.map_err(RpcError::classify)
         })
         .await
     }
@@ -112,10 +105,7 @@ impl RpcClient {
     /// Chain id the endpoint reports.
     pub async fn chain_id(&self) -> Result<u64, RpcError> {
         self.retry("eth_chainId", || async {
-            self.provider
-                .get_chain_id()
-                .await
-                .map_err(RpcError::classify)
+            self.provider.get_chain_id().await.map_err(RpcError::classify)
         })
         .await
     }
@@ -123,10 +113,7 @@ impl RpcClient {
     /// Logs matching `filter`. A range refusal is returned at once for the caller to narrow.
     pub async fn logs(&self, filter: &Filter) -> Result<Vec<Log>, RpcError> {
         self.retry("eth_getLogs", || async {
-            self.provider
-                .get_logs(filter)
-                .await
-                .map_err(RpcError::classify)
+            self.provider.get_logs(filter).await.map_err(RpcError::classify)
         })
         .await
     }

@@ -32,14 +32,7 @@ impl RpcError {
         let text = err.to_string();
         if let AlloyRpcError::ErrorResp(payload) = &err {
             let msg = payload.message.to_lowercase();
-            let range_words = [
-                "range",
-                "too many",
-                "limit",
-                "exceed",
-                "too large",
-                "max results",
-            ];
+            let range_words = ["range", "too many", "limit", "exceed", "too large", "max results"];
             if payload.code == -32005 || range_words.iter().any(|w| msg.contains(w)) {
                 return Self::RangeTooLarge(text);
             }

@@ -15,20 +15,14 @@ pub struct EntityCache<V: Clone + Send + Sync + 'static> {
 impl<V: Clone + Send + Sync + 'static> EntityCache<V> {
     /// A cache of at most `capacity` rows of `table`.
     pub fn new(table: &'static str, capacity: u64) -> Self {
-        Self {
-            inner: Cache::new(capacity),
-            table,
-        }
+        Self { inner: Cache::new(capacity), table }
     }
 
     /// `Some(row or known absence)` on a hit, `None` on a miss.
     pub fn get(&self, key: &str) -> Option<Option<V>> {
         let hit = self.inner.get(key);
-        let metric = if hit.is_some() {
-            "ensemble_cache_hits_total"
-        } else {
-            "ensemble_cache_misses_total"
-        };
+        let metric =
+            if hit.is_some() { "ensemble_cache_hits_total" } else { "ensemble_cache_misses_total" };
         metrics::counter!(metric, "entity" => self.table).increment(1);
         hit
     }

@@ -33,11 +33,7 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, StoreError> {
                 .create_if_missing(true)
         });
     }
-    let db = Database::connect(opts)
-        .await
-        .map_err(StoreError::db("connect"))?;
-    Migrator::up(&db, None)
-        .await
-        .map_err(StoreError::db("migrate"))?;
+    let db = Database::connect(opts).await.map_err(StoreError::db("connect"))?;
+    Migrator::up(&db, None).await.map_err(StoreError::db("migrate"))?;
     Ok(db)
 }

@@ -37,10 +37,7 @@ struct Table<M: Clone + Send + Sync + 'static> {
 
 impl<M: Clone + Send + Sync + 'static> Table<M> {
     fn new(name: &'static str, capacity: u64) -> Self {
-        Self {
-            cache: EntityCache::new(name, capacity),
-            dirty: HashMap::new(),
-        }
+        Self { cache: EntityCache::new(name, capacity), dirty: HashMap::new() }
     }
 
     /// Dirty or cached row; `None` when the database must be asked.
@@ -121,15 +118,9 @@ impl EntityStore {
             || matches!(self.domains.cache.get(&row.id), Some(Some(_)));
         if !known {
             self.new_domains.insert(row.id.clone());
-            self.new_by_label
-                .entry(row.label_hash.clone())
-                .or_default()
-                .push(row.id.clone());
+            self.new_by_label.entry(row.label_hash.clone()).or_default().push(row.id.clone());
             if let Some(parent) = &row.parent_id {
-                self.new_children
-                    .entry(parent.clone())
-                    .or_default()
-                    .push(row.id.clone());
+                self.new_children.entry(parent.clone()).or_default().push(row.id.clone());
             }
         }
         self.domains.put(row.id.clone(), row);
@@ -275,14 +266,12 @@ impl EntityStore {
 
     /// Stores an address record (write-only: handlers never read them back).
     pub fn put_address(&mut self, row: resolver_address::Model) {
-        self.addresses
-            .insert((row.record_id.clone(), row.coin_type), row);
+        self.addresses.insert((row.record_id.clone(), row.coin_type), row);
     }
 
     /// Stores a text record (write-only).
     pub fn put_text(&mut self, row: resolver_text::Model) {
-        self.texts
-            .insert((row.record_id.clone(), row.key_hash.clone()), row);
+        self.texts.insert((row.record_id.clone(), row.key_hash.clone()), row);
     }
 
     /// Deletes every address and text record of `record_id`, including ones set earlier in

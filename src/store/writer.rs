@@ -79,9 +79,8 @@ where
         return Ok(());
     }
     let pk: Vec<E::Column> = E::PrimaryKey::iter().map(|k| k.into_column()).collect();
-    let updates: Vec<E::Column> = E::Column::iter()
-        .filter(|c| !pk.iter().any(|k| k.as_str() == c.as_str()))
-        .collect();
+    let updates: Vec<E::Column> =
+        E::Column::iter().filter(|c| !pk.iter().any(|k| k.as_str() == c.as_str())).collect();
     let chunk = (MAX_BINDS_PER_STATEMENT / E::Column::iter().count()).max(1);
     for rows in rows.chunks(chunk) {
         let mut conflict = OnConflict::columns(pk.clone());

@@ -23,19 +23,8 @@ const LOG2_EMITTER_RUNTIME: &str = "366000600037602051600051604036036040a200";
 fn emitter_code() -> Vec<u8> {
     let runtime = hex::decode(LOG2_EMITTER_RUNTIME).unwrap();
     // PUSH1 len, DUP1, PUSH1 11, PUSH1 0, CODECOPY, PUSH1 0, RETURN, then the runtime.
-    let mut init = vec![
-        0x60,
-        runtime.len() as u8,
-        0x80,
-        0x60,
-        0x0b,
-        0x60,
-        0x00,
-        0x39,
-        0x60,
-        0x00,
-        0xf3,
-    ];
+    let mut init =
+        vec![0x60, runtime.len() as u8, 0x80, 0x60, 0x0b, 0x60, 0x00, 0x39, 0x60, 0x00, 0xf3];
     init.extend(runtime);
     init
 }
@@ -72,10 +61,7 @@ async fn malformed_logs_and_unknown_nodes_are_counted_logged_and_skipped() {
     let nonce = alloy::providers::Provider::get_transaction_count(driver.provider(), deployer)
         .await
         .unwrap();
-    driver
-        .send(deployer, None, emitter_code(), U256::ZERO, "deploy emitter")
-        .await
-        .unwrap();
+    driver.send(deployer, None, emitter_code(), U256::ZERO, "deploy emitter").await.unwrap();
     driver.mine().await.unwrap();
     let emitter = deployer.create(nonce);
 
@@ -93,14 +79,8 @@ async fn malformed_logs_and_unknown_nodes_are_counted_logged_and_skipped() {
         &Address::repeat_byte(7).abi_encode(),
     ]
     .concat();
-    driver
-        .send(deployer, Some(emitter), malformed, U256::ZERO, "malformed")
-        .await
-        .unwrap();
-    driver
-        .send(deployer, Some(emitter), unknown, U256::ZERO, "unknown node")
-        .await
-        .unwrap();
+    driver.send(deployer, Some(emitter), malformed, U256::ZERO, "malformed").await.unwrap();
+    driver.send(deployer, Some(emitter), unknown, U256::ZERO, "unknown node").await.unwrap();
     let garbage_block = driver.mine().await.unwrap();
     driver
         .call_tx(
@@ -118,26 +98,20 @@ async fn malformed_logs_and_unknown_nodes_are_counted_logged_and_skipped() {
     let last = driver.mine().await.unwrap();
 
     let mut chain = d.chain_config(chain_id, &anvil.url);
-    chain
-        .contracts
-        .retain(|c| c.role != ContractRole::RegistryOld);
+    chain.contracts.retain(|c| c.role != ContractRole::RegistryOld);
     chain.contracts.push(ensemble::config::ContractConfig {
         role: ContractRole::RegistryOld,
         address: emitter,
     });
     let db = TestDb::new(Backend::Sqlite).await;
-    let service = Service::start(&support::config(&db.url, chain))
-        .await
-        .unwrap();
+    let service = Service::start(&support::config(&db.url, chain)).await.unwrap();
     support::wait_for_block(&service.db, chain_id, last).await;
 
     let schema = graphql::build_schema(service.db.clone());
     // "after" is not a label the indexer can know: it is found under its encoded labelhash.
     let name = ensemble::ens::name::encoded_label_hash(keccak256("after"));
     let res = schema
-        .execute(format!(
-            "{{ domain(by: {{name: \"{name}\"}}) {{ owner {{ address }} }} }}"
-        ))
+        .execute(format!("{{ domain(by: {{name: \"{name}\"}}) {{ owner {{ address }} }} }}"))
         .await;
     assert_eq!(
         res.data.into_json().unwrap()["domain"]["owner"]["address"],

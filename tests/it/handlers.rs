@@ -47,14 +47,7 @@ impl Bed {
         let db = TestDb::new(Backend::Sqlite).await;
         let conn = database::connect(&db.url).await.unwrap();
         let store = EntityStore::new(conn.clone(), 1000);
-        Self {
-            _db: db,
-            conn,
-            store,
-            ctx: IndexContext::new(1, REGISTRY),
-            block: 1,
-            log_index: 0,
-        }
+        Self { _db: db, conn, store, ctx: IndexContext::new(1, REGISTRY), block: 1, log_index: 0 }
     }
 
     /// Decodes `log` as emitted by `address` and applies it.
@@ -80,15 +73,8 @@ impl Bed {
             tx_from: None,
         };
         for event in decode_log(role, &log).expect("decodes") {
-            apply_event(
-                &self.ctx,
-                &mut self.store,
-                &DecodedEvent {
-                    meta: meta.clone(),
-                    event,
-                },
-            )
-            .await?;
+            apply_event(&self.ctx, &mut self.store, &DecodedEvent { meta: meta.clone(), event })
+                .await?;
         }
         Ok(())
     }
@@ -98,11 +84,7 @@ impl Bed {
     }
 
     async fn flush(&mut self) {
-        let cp = Checkpoint {
-            chain_id: 1,
-            block_number: self.block,
-            block_hash: "0x".into(),
-        };
+        let cp = Checkpoint { chain_id: 1, block_number: self.block, block_hash: "0x".into() };
         self.store.flush(&cp).await.unwrap();
         self.block += 1;
     }
@@ -116,68 +98,37 @@ impl Bed {
     }
 
     async fn registration(&self, name: &str) -> registration::Model {
-        let id = self
-            .domain(name)
-            .await
-            .registration_id
-            .expect("has a registration");
-        registration::Entity::find_by_id(id)
-            .one(&self.conn)
-            .await
-            .unwrap()
-            .unwrap()
+        let id = self.domain(name).await.registration_id.expect("has a registration");
+        registration::Entity::find_by_id(id).one(&self.conn).await.unwrap().unwrap()
     }
 
     /// `eth` under the root, and `label.eth` registered to `owner` through registrar + controller.
     async fn register(&mut self, label: &str, owner: Address, heal: bool) {
         let eth = namehash("eth");
-        if self
-            .store
-            .domain(&self.ctx.domain_id(eth))
-            .await
-            .unwrap()
-            .is_none()
-        {
+        if self.store.domain(&self.ctx.domain_id(eth)).await.unwrap().is_none() {
             self.ok(
                 REGISTRY,
-                Registry::NewOwner {
-                    node: B256::ZERO,
-                    label: keccak256("eth"),
-                    owner: REGISTRAR,
-                }
-                .encode_log_data(),
+                Registry::NewOwner { node: B256::ZERO, label: keccak256("eth"), owner: REGISTRAR }
+                    .encode_log_data(),
             )
             .await;
         }
         let token = U256::from_be_bytes(labelhash(label).0);
         self.ok(
             REGISTRAR,
-            BaseRegistrar::Transfer {
-                from: Address::ZERO,
-                to: owner,
-                tokenId: token,
-            }
-            .encode_log_data(),
+            BaseRegistrar::Transfer { from: Address::ZERO, to: owner, tokenId: token }
+                .encode_log_data(),
         )
         .await;
         self.ok(
             REGISTRY,
-            Registry::NewOwner {
-                node: eth,
-                label: labelhash(label),
-                owner,
-            }
-            .encode_log_data(),
+            Registry::NewOwner { node: eth, label: labelhash(label), owner }.encode_log_data(),
         )
         .await;
         self.ok(
             REGISTRAR,
-            BaseRegistrar::NameRegistered {
-                id: token,
-                owner,
-                expires: U256::from(2_000_000),
-            }
-            .encode_log_data(),
+            BaseRegistrar::NameRegistered { id: token, owner, expires: U256::from(2_000_000) }
+                .encode_log_data(),
         )
         .await;
         if heal {
@@ -214,12 +165,7 @@ async fn heal_rerenders_names_and_descendants_in_db_and_in_memory() {
     let alice = namehash("alice.eth");
     bed.ok(
         REGISTRY,
-        Registry::NewOwner {
-            node: alice,
-            label: labelhash("sub"),
-            owner: BOB,
-        }
-        .encode_log_data(),
+        Registry::NewOwner { node: alice, label: labelhash("sub"), owner: BOB }.encode_log_data(),
     )
     .await;
     bed.ok(
@@ -279,12 +225,8 @@ async fn heal_rerenders_names_and_descendants_in_db_and_in_memory() {
     bed.register("bob", BOB, false).await;
     bed.ok(
         REGISTRY,
-        Registry::NewOwner {
-            node: namehash("bob.eth"),
-            label: labelhash("x"),
-            owner: BOB,
-        }
-        .encode_log_data(),
+        Registry::NewOwner { node: namehash("bob.eth"), label: labelhash("x"), owner: BOB }
+            .encode_log_data(),
     )
     .await;
     bed.ok(
@@ -304,10 +246,7 @@ async fn heal_rerenders_names_and_descendants_in_db_and_in_memory() {
         bed.domain("x.bob.eth").await.name,
         format!("{}.bob.eth", encoded_label_hash(labelhash("x")))
     );
-    assert_eq!(
-        bed.registration("bob.eth").await.base_cost.as_deref(),
-        Some("9")
-    );
+    assert_eq!(bed.registration("bob.eth").await.base_cost.as_deref(), Some("9"));
 }
 
 #[actix_rt::test]
@@ -340,50 +279,25 @@ async fn old_registry_is_ignored_for_migrated_nodes_only() {
     let legacy_node = child_node(B256::ZERO, legacy);
     bed.ok(
         OLD_REGISTRY,
-        Registry::NewOwner {
-            node: B256::ZERO,
-            label: legacy,
-            owner: ALICE,
-        }
-        .encode_log_data(),
+        Registry::NewOwner { node: B256::ZERO, label: legacy, owner: ALICE }.encode_log_data(),
     )
     .await;
     bed.ok(
         REGISTRY,
-        Registry::NewOwner {
-            node: B256::ZERO,
-            label: legacy,
-            owner: BOB,
-        }
-        .encode_log_data(),
+        Registry::NewOwner { node: B256::ZERO, label: legacy, owner: BOB }.encode_log_data(),
     )
     .await;
+    bed.ok(OLD_REGISTRY, Registry::Transfer { node: legacy_node, owner: CAROL }.encode_log_data())
+        .await;
     bed.ok(
         OLD_REGISTRY,
-        Registry::Transfer {
-            node: legacy_node,
-            owner: CAROL,
-        }
-        .encode_log_data(),
-    )
-    .await;
-    bed.ok(
-        OLD_REGISTRY,
-        Registry::NewOwner {
-            node: legacy_node,
-            label: labelhash("x"),
-            owner: CAROL,
-        }
-        .encode_log_data(),
+        Registry::NewOwner { node: legacy_node, label: labelhash("x"), owner: CAROL }
+            .encode_log_data(),
     )
     .await;
     bed.flush().await;
     let id = bed.ctx.domain_id(legacy_node);
-    let row = domain::Entity::find_by_id(id)
-        .one(&bed.conn)
-        .await
-        .unwrap()
-        .unwrap();
+    let row = domain::Entity::find_by_id(id).one(&bed.conn).await.unwrap().unwrap();
     assert_eq!(
         row.owner,
         Some(format!("{BOB:#x}")),
@@ -410,21 +324,12 @@ async fn registrar_transfer_renewal_and_controller_price() {
     let token = U256::from_be_bytes(labelhash("alice").0);
     bed.ok(
         REGISTRAR,
-        BaseRegistrar::Transfer {
-            from: ALICE,
-            to: BOB,
-            tokenId: token,
-        }
-        .encode_log_data(),
+        BaseRegistrar::Transfer { from: ALICE, to: BOB, tokenId: token }.encode_log_data(),
     )
     .await;
     bed.ok(
         REGISTRAR,
-        BaseRegistrar::NameRenewed {
-            id: token,
-            expires: U256::from(2_500_000),
-        }
-        .encode_log_data(),
+        BaseRegistrar::NameRenewed { id: token, expires: U256::from(2_500_000) }.encode_log_data(),
     )
     .await;
     bed.ok(
@@ -447,15 +352,9 @@ async fn registrar_transfer_renewal_and_controller_price() {
         (reg.expiry, reg.base_cost.as_deref(), reg.renewal_count),
         (Some(2_500_000), Some("7"), 1)
     );
-    let renewal = renewal::Entity::find_by_id(format!("{}-0", reg.id))
-        .one(&bed.conn)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        (renewal.duration, renewal.base_cost.as_deref()),
-        (500_000, Some("42"))
-    );
+    let renewal =
+        renewal::Entity::find_by_id(format!("{}-0", reg.id)).one(&bed.conn).await.unwrap().unwrap();
+    assert_eq!((renewal.duration, renewal.base_cost.as_deref()), (500_000, Some("42")));
 }
 
 #[actix_rt::test]
@@ -464,14 +363,7 @@ async fn name_wrapper_wraps_eth_names_and_subnames() {
     bed.register("alice", ALICE, false).await;
     let alice = namehash("alice.eth");
     let wrap = |node, name: &str, owner, fuses, expiry| {
-        NameWrapper::NameWrapped {
-            node,
-            name: dns(name),
-            owner,
-            fuses,
-            expiry,
-        }
-        .encode_log_data()
+        NameWrapper::NameWrapped { node, name: dns(name), owner, fuses, expiry }.encode_log_data()
     };
 
     // A live .eth 2LD: its base registrar registration becomes wrapped, and the label heals.
@@ -487,32 +379,14 @@ async fn name_wrapper_wraps_eth_names_and_subnames() {
         .encode_log_data(),
     )
     .await;
-    bed.ok(
-        WRAPPER,
-        wrap(alice, "alice.eth", BOB, 1, 2_000_000 + 90 * 86_400),
-    )
-    .await;
+    bed.ok(WRAPPER, wrap(alice, "alice.eth", BOB, 1, 2_000_000 + 90 * 86_400)).await;
     bed.flush().await;
     let reg = bed.registration("alice.eth").await;
-    assert_eq!(
-        (reg.kind.as_str(), reg.wrapped, reg.fuses),
-        ("BaseRegistrar", true, Some(1))
-    );
+    assert_eq!((reg.kind.as_str(), reg.wrapped, reg.fuses), ("BaseRegistrar", true, Some(1)));
     assert_eq!(bed.domain("alice.eth").await.name, "alice.eth");
-    assert_eq!(
-        bed.domain("alice.eth").await.owner,
-        Some(format!("{BOB:#x}"))
-    );
+    assert_eq!(bed.domain("alice.eth").await.owner, Some(format!("{BOB:#x}")));
 
-    bed.ok(
-        WRAPPER,
-        NameWrapper::FusesSet {
-            node: alice,
-            fuses: 5,
-        }
-        .encode_log_data(),
-    )
-    .await;
+    bed.ok(WRAPPER, NameWrapper::FusesSet { node: alice, fuses: 5 }.encode_log_data()).await;
     bed.ok(
         WRAPPER,
         NameWrapper::TransferSingle {
@@ -527,34 +401,19 @@ async fn name_wrapper_wraps_eth_names_and_subnames() {
     .await;
     bed.flush().await;
     assert_eq!(bed.registration("alice.eth").await.fuses, Some(5));
-    assert_eq!(
-        bed.domain("alice.eth").await.owner,
-        Some(format!("{CAROL:#x}"))
-    );
+    assert_eq!(bed.domain("alice.eth").await.owner, Some(format!("{CAROL:#x}")));
 
     // A subname: a NameWrapper registration with its own expiry, renewed by ExpiryExtended.
     let sub = child_node(alice, labelhash("sub"));
     bed.ok(
         REGISTRY,
-        Registry::NewOwner {
-            node: alice,
-            label: labelhash("sub"),
-            owner: WRAPPER,
-        }
-        .encode_log_data(),
+        Registry::NewOwner { node: alice, label: labelhash("sub"), owner: WRAPPER }
+            .encode_log_data(),
     )
     .await;
-    bed.ok(WRAPPER, wrap(sub, "sub.alice.eth", ALICE, 0, 1_500_000))
+    bed.ok(WRAPPER, wrap(sub, "sub.alice.eth", ALICE, 0, 1_500_000)).await;
+    bed.ok(WRAPPER, NameWrapper::ExpiryExtended { node: sub, expiry: 1_600_000 }.encode_log_data())
         .await;
-    bed.ok(
-        WRAPPER,
-        NameWrapper::ExpiryExtended {
-            node: sub,
-            expiry: 1_600_000,
-        }
-        .encode_log_data(),
-    )
-    .await;
     bed.ok(
         WRAPPER,
         NameWrapper::TransferBatch {
@@ -569,10 +428,7 @@ async fn name_wrapper_wraps_eth_names_and_subnames() {
     .await;
     bed.flush().await;
     let d = bed.domain("sub.alice.eth").await;
-    assert_eq!(
-        (d.name.as_str(), d.owner.clone()),
-        ("sub.alice.eth", Some(format!("{BOB:#x}")))
-    );
+    assert_eq!((d.name.as_str(), d.owner.clone()), ("sub.alice.eth", Some(format!("{BOB:#x}"))));
     let reg = bed.registration("sub.alice.eth").await;
     assert_eq!(
         (reg.kind.as_str(), reg.expiry, reg.renewal_count),
@@ -580,33 +436,15 @@ async fn name_wrapper_wraps_eth_names_and_subnames() {
     );
 
     // Unwrapping: the subname's registration ends now, the 2LD's is simply no longer wrapped.
-    bed.ok(
-        WRAPPER,
-        NameWrapper::NameUnwrapped {
-            node: sub,
-            owner: CAROL,
-        }
-        .encode_log_data(),
-    )
-    .await;
-    bed.ok(
-        WRAPPER,
-        NameWrapper::NameUnwrapped {
-            node: alice,
-            owner: ALICE,
-        }
-        .encode_log_data(),
-    )
-    .await;
+    bed.ok(WRAPPER, NameWrapper::NameUnwrapped { node: sub, owner: CAROL }.encode_log_data()).await;
+    bed.ok(WRAPPER, NameWrapper::NameUnwrapped { node: alice, owner: ALICE }.encode_log_data())
+        .await;
     let now = 1_000_000 + bed.block as i64 * 12;
     bed.flush().await;
     assert_eq!(bed.registration("sub.alice.eth").await.expiry, Some(now));
     let reg = bed.registration("alice.eth").await;
     assert_eq!((reg.wrapped, reg.fuses), (false, None));
-    assert_eq!(
-        bed.domain("alice.eth").await.owner,
-        Some(format!("{ALICE:#x}"))
-    );
+    assert_eq!(bed.domain("alice.eth").await.owner, Some(format!("{ALICE:#x}")));
 }
 
 #[actix_rt::test]
@@ -614,48 +452,24 @@ async fn version_changed_clears_only_earlier_records() {
     let mut bed = Bed::new().await;
     let node = namehash("alice.eth");
     let text = |key: &str, value: &str| {
-        Resolver::TextChanged {
-            node,
-            indexedKey: B256::ZERO,
-            key: key.into(),
-            value: value.into(),
-        }
-        .encode_log_data()
+        Resolver::TextChanged { node, indexedKey: B256::ZERO, key: key.into(), value: value.into() }
+            .encode_log_data()
     };
-    bed.ok(
-        RESOLVER,
-        Resolver::AddrChanged { node, a: ALICE }.encode_log_data(),
-    )
-    .await;
+    bed.ok(RESOLVER, Resolver::AddrChanged { node, a: ALICE }.encode_log_data()).await;
     bed.ok(RESOLVER, text("url", "https://a")).await;
     bed.ok(
         RESOLVER,
-        Resolver::ContenthashChanged {
-            node,
-            hash: Bytes::from(vec![1, 2]),
-        }
-        .encode_log_data(),
+        Resolver::ContenthashChanged { node, hash: Bytes::from(vec![1, 2]) }.encode_log_data(),
     )
     .await;
     bed.flush().await;
     bed.ok(RESOLVER, text("avatar", "x")).await;
-    bed.ok(
-        RESOLVER,
-        Resolver::VersionChanged {
-            node,
-            newVersion: 1,
-        }
-        .encode_log_data(),
-    )
-    .await;
+    bed.ok(RESOLVER, Resolver::VersionChanged { node, newVersion: 1 }.encode_log_data()).await;
     bed.ok(RESOLVER, text("email", "a@b.c")).await;
     bed.flush().await;
     let id = format!("1-{RESOLVER:#x}-{node:#x}");
-    let record = resolver_record::Entity::find_by_id(id.clone())
-        .one(&bed.conn)
-        .await
-        .unwrap()
-        .unwrap();
+    let record =
+        resolver_record::Entity::find_by_id(id.clone()).one(&bed.conn).await.unwrap().unwrap();
     assert_eq!((record.contenthash, record.version), (None, 1));
     let addresses = resolver_address::Entity::find()
         .filter(resolver_address::Column::RecordId.eq(id.clone()))
@@ -680,26 +494,16 @@ async fn events_for_unknown_nodes_are_skippable_errors() {
     let err = bed
         .emit(
             REGISTRY,
-            Registry::Transfer {
-                node: namehash("nobody.eth"),
-                owner: ALICE,
-            }
-            .encode_log_data(),
+            Registry::Transfer { node: namehash("nobody.eth"), owner: ALICE }.encode_log_data(),
         )
         .await
         .unwrap_err();
-    assert!(
-        matches!(err, HandlerError::UnknownNode { .. }) && !err.is_fatal(),
-        "{err}"
-    );
+    assert!(matches!(err, HandlerError::UnknownNode { .. }) && !err.is_fatal(), "{err}");
     let err = bed
         .emit(
             REGISTRAR,
-            BaseRegistrar::NameRenewed {
-                id: U256::from(1),
-                expires: U256::from(2),
-            }
-            .encode_log_data(),
+            BaseRegistrar::NameRenewed { id: U256::from(1), expires: U256::from(2) }
+                .encode_log_data(),
         )
         .await
         .unwrap_err();

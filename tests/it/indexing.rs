@@ -38,11 +38,7 @@ fn hex(a: Address) -> String {
 
 async fn indexes_scenario_and_matches_chain(backend: Backend) {
     let (anvil, driver, scenario) = support::devnet(31337, ScenarioOptions::default()).await;
-    assert!(
-        scenario.names.len() >= 300,
-        "scenario has {} names",
-        scenario.names.len()
-    );
+    assert!(scenario.names.len() >= 300, "scenario has {} names", scenario.names.len());
     let db = TestDb::new(backend).await;
     let d = scenario.deployment;
     let config = support::config(&db.url, d.chain_config(anvil.chain_id, &anvil.url));
@@ -57,19 +53,12 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
         let data = gql(&schema, DOMAIN, json!({ "name": interpreted })).await;
         let domain = &data["domain"];
         assert!(!domain.is_null(), "{interpreted} not indexed");
-        assert_eq!(
-            domain["canonical"]["name"]["interpreted"],
-            json!(interpreted)
-        );
+        assert_eq!(domain["canonical"]["name"]["interpreted"], json!(interpreted));
         let owner = domain["owner"]["address"].as_str().map(str::to_owned);
         let expected_owner = (!truth.owner.is_zero()).then(|| hex(truth.owner));
         assert_eq!(owner, expected_owner, "owner of {interpreted}");
         let expiry = domain["registration"]["expiry"].as_str().map(str::to_owned);
-        assert_eq!(
-            expiry,
-            truth.expiry.map(|e| e.to_string()),
-            "expiry of {interpreted}"
-        );
+        assert_eq!(expiry, truth.expiry.map(|e| e.to_string()), "expiry of {interpreted}");
         let assigned = &domain["resolver"]["assigned"];
         if truth.resolver.is_zero() {
             assert!(assigned.is_null(), "{interpreted} has no resolver on chain");
@@ -90,11 +79,7 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
                 .map(|a| a["address"].as_str().unwrap_or_default().to_owned())
         };
         let addr = address(60).filter(|a| a != &hex(Address::ZERO));
-        assert_eq!(
-            addr,
-            (!truth.addr.is_zero()).then(|| hex(truth.addr)),
-            "addr of {interpreted}"
-        );
+        assert_eq!(addr, (!truth.addr.is_zero()).then(|| hex(truth.addr)), "addr of {interpreted}");
         let btc = address(0).filter(|a| a != "0x");
         assert_eq!(
             btc,
@@ -120,16 +105,11 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
         assert_eq!(contenthash, expected, "contenthash of {interpreted}");
         checked_records += 1;
     }
-    assert!(
-        checked_records > 250,
-        "only {checked_records} names had records to check"
-    );
+    assert!(checked_records > 250, "only {checked_records} names had records to check");
 
     for account in &scenario.primary_accounts {
         let node = reverse_node(*account);
-        let (resolver, name) = name_record(&driver, &d, node)
-            .await
-            .expect("reverse record");
+        let (resolver, name) = name_record(&driver, &d, node).await.expect("reverse record");
         assert!(!name.is_empty());
         let data = gql(
             &schema,
@@ -137,11 +117,7 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
             json!({ "r": hex(resolver), "node": format!("{node:#x}") }),
         )
         .await;
-        assert_eq!(
-            data["resolver"]["records_"]["name"],
-            json!(name),
-            "primary name of {account}"
-        );
+        assert_eq!(data["resolver"]["records_"]["name"], json!(name), "primary name of {account}");
     }
     service.stop().await;
 }

@@ -1,12 +1,7 @@
 //! Integration tests: one binary, one module per concern. Every test runs against real parts:
 //! anvil with the real ENS contracts, SQLite files and the local PostgreSQL.
 
-#![allow(
-    unreachable_pub,
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used
-)]
+#![allow(unreachable_pub, missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod decode_errors;
 mod handlers;

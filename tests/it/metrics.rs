@@ -8,19 +8,10 @@ use crate::support::{self, Backend, TestDb};
 #[actix_rt::test]
 async fn metrics_show_mailboxes_per_actor_and_chain() {
     let chain_id = 31_402;
-    let (anvil, _driver, scenario) = support::devnet(
-        chain_id,
-        ScenarioOptions {
-            eth_names: 12,
-            per_block: 4,
-        },
-    )
-    .await;
+    let (anvil, _driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 4 }).await;
     let db = TestDb::new(Backend::Sqlite).await;
-    let config = support::config(
-        &db.url,
-        scenario.deployment.chain_config(chain_id, &anvil.url),
-    );
+    let config = support::config(&db.url, scenario.deployment.chain_config(chain_id, &anvil.url));
     let service = Service::start(&config).await.unwrap();
     support::wait_for_block(&service.db, chain_id, scenario.last_block).await;
 
@@ -51,14 +42,8 @@ async fn metrics_show_mailboxes_per_actor_and_chain() {
 
     let health = client.get(format!("{base}/health")).send().await.unwrap();
     assert_eq!(health.status(), 200);
-    let graphiql = client
-        .get(format!("{base}/graphql"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let graphiql =
+        client.get(format!("{base}/graphql")).send().await.unwrap().text().await.unwrap();
     assert!(graphiql.to_lowercase().contains("graphiql"));
     let answer: serde_json::Value = client
         .post(format!("{base}/graphql"))
@@ -69,9 +54,6 @@ async fn metrics_show_mailboxes_per_actor_and_chain() {
         .json()
         .await
         .unwrap();
-    assert_eq!(
-        answer["data"]["domain"]["canonical"]["depth"], 2,
-        "{answer}"
-    );
+    assert_eq!(answer["data"]["domain"]["canonical"]["depth"], 2, "{answer}");
     service.stop().await;
 }

@@ -23,11 +23,7 @@ fn spawn_indexer(config: &std::path::Path) -> Child {
 }
 
 async fn checkpoint(db: &DatabaseConnection, chain: u64) -> u64 {
-    read_checkpoint(db, chain)
-        .await
-        .ok()
-        .flatten()
-        .map_or(0, |c| c.block_number)
+    read_checkpoint(db, chain).await.ok().flatten().map_or(0, |c| c.block_number)
 }
 
 /// Kills the child with SIGKILL once the checkpoint passes `at`; returns where it stood.
@@ -40,10 +36,7 @@ async fn kill_after(child: &mut Child, db: &DatabaseConnection, chain: u64, at: 
             child.wait().expect("reaped");
             return checkpoint(db, chain).await;
         }
-        assert!(
-            Instant::now() < deadline,
-            "indexer never reached block {at}"
-        );
+        assert!(Instant::now() < deadline, "indexer never reached block {at}");
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
 }
@@ -52,23 +45,15 @@ async fn kill_after(child: &mut Child, db: &DatabaseConnection, chain: u64, at: 
 async fn sigkill_and_restart_equals_uninterrupted_run() {
     let chain_id = 31_403;
     // One name per block: a long chain, so the kills land part-way.
-    let (anvil, _driver, scenario) = support::devnet(
-        chain_id,
-        ScenarioOptions {
-            eth_names: 60,
-            per_block: 1,
-        },
-    )
-    .await;
+    let (anvil, _driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;
     let mut chain = scenario.deployment.chain_config(chain_id, &anvil.url);
     chain.max_block_range = 1;
     let last = scenario.last_block;
 
     // The reference: one uninterrupted in-process run.
     let reference = TestDb::new(Backend::Sqlite).await;
-    let service = Service::start(&support::config(&reference.url, chain.clone()))
-        .await
-        .unwrap();
+    let service = Service::start(&support::config(&reference.url, chain.clone())).await.unwrap();
     support::wait_for_block(&service.db, chain_id, last).await;
     let expected = ensemble::dump::dump(&service.db).await.unwrap();
     service.stop().await;
@@ -80,13 +65,7 @@ async fn sigkill_and_restart_equals_uninterrupted_run() {
     let contracts: Vec<String> = chain
         .contracts
         .iter()
-        .map(|c| {
-            format!(
-                "{{ role = \"{}\", address = \"{:#x}\" }}",
-                c.role.as_str(),
-                c.address
-            )
-        })
+        .map(|c| format!("{{ role = \"{}\", address = \"{:#x}\" }}", c.role.as_str(), c.address))
         .collect();
     std::fs::write(
         &config_path,
@@ -100,19 +79,14 @@ async fn sigkill_and_restart_equals_uninterrupted_run() {
         ),
     )
     .unwrap();
-    let db = ensemble::store::database::connect(&victim.url)
-        .await
-        .unwrap();
+    let db = ensemble::store::database::connect(&victim.url).await.unwrap();
     let mut stood = Vec::new();
     for at in [last / 3, 2 * last / 3] {
         let mut child = spawn_indexer(&config_path);
         stood.push(kill_after(&mut child, &db, chain_id, at).await);
     }
     eprintln!("killed at blocks {stood:?} of {last}");
-    assert!(
-        stood.iter().all(|b| *b < last),
-        "kills must land before the end: {stood:?} of {last}"
-    );
+    assert!(stood.iter().all(|b| *b < last), "kills must land before the end: {stood:?} of {last}");
     let mut child = spawn_indexer(&config_path);
     support::wait_for_block(&db, chain_id, last).await;
     child.kill().unwrap();
@@ -120,8 +94,5 @@ async fn sigkill_and_restart_equals_uninterrupted_run() {
 
     let actual = ensemble::dump::dump(&db).await.unwrap();
     assert_eq!(actual.lines().count(), expected.lines().count());
-    assert!(
-        actual == expected,
-        "dump after SIGKILL + restart differs from an uninterrupted run"
-    );
+    assert!(actual == expected, "dump after SIGKILL + restart differs from an uninterrupted run");
 }

@@ -41,15 +41,8 @@ impl TestDb {
         match backend {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().expect("tempdir");
-                let url = format!(
-                    "sqlite://{}?mode=rwc",
-                    dir.path().join("test.sqlite").display()
-                );
-                Self {
-                    url,
-                    _dir: Some(dir),
-                    pg_name: None,
-                }
+                let url = format!("sqlite://{}?mode=rwc", dir.path().join("test.sqlite").display());
+                Self { url, _dir: Some(dir), pg_name: None }
             }
             Backend::Postgres => {
                 let name = format!(
@@ -66,15 +59,9 @@ impl TestDb {
                     .await
                     .expect("create database");
                 let base = pg_admin_url();
-                let url = format!(
-                    "{}/{name}",
-                    base.rsplit_once('/').map_or(base.as_str(), |(b, _)| b)
-                );
-                Self {
-                    url,
-                    _dir: None,
-                    pg_name: Some(name),
-                }
+                let url =
+                    format!("{}/{name}", base.rsplit_once('/').map_or(base.as_str(), |(b, _)| b));
+                Self { url, _dir: None, pg_name: Some(name) }
             }
         }
     }
@@ -85,10 +72,7 @@ impl Drop for TestDb {
         if let Some(name) = self.pg_name.take() {
             // Drop runs outside any runtime guarantee: use a short-lived one on its own thread.
             let _ = std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .ok()?;
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
                 rt.block_on(async {
                     let admin = Database::connect(pg_admin_url()).await.ok()?;
                     admin
@@ -106,9 +90,7 @@ impl Drop for TestDb {
 pub async fn devnet(chain_id: u64, options: ScenarioOptions) -> (Anvil, Driver, Scenario) {
     let anvil = Anvil::spawn(chain_id).await.expect("anvil starts");
     let mut driver = Driver::new(anvil.provider()).await.expect("driver");
-    let scenario = Scenario::run(&mut driver, options)
-        .await
-        .expect("scenario plays");
+    let scenario = Scenario::run(&mut driver, options).await.expect("scenario plays");
     (anvil, driver, scenario)
 }
 
@@ -125,18 +107,11 @@ pub fn config(url: &str, chain: ChainConfig) -> Config {
 pub async fn wait_for_block(db: &DatabaseConnection, chain: u64, block: u64) {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let at = read_checkpoint(db, chain)
-            .await
-            .ok()
-            .flatten()
-            .map(|c| c.block_number);
+        let at = read_checkpoint(db, chain).await.ok().flatten().map(|c| c.block_number);
         if at.is_some_and(|b| b >= block) {
             return;
         }
-        assert!(
-            Instant::now() < deadline,
-            "indexer stuck at {at:?}, waiting for block {block}"
-        );
+        assert!(Instant::now() < deadline, "indexer stuck at {at:?}, waiting for block {block}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

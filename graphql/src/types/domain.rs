@@ -59,19 +59,14 @@ impl Domain {
     async fn label(&self) -> Label {
         // Names are rendered from interpreted labels, which never contain a dot.
         let interpreted = self.0.name.split('.').next().unwrap_or_default().to_owned();
-        Label {
-            interpreted,
-            hash: self.0.label_hash.clone(),
-        }
+        Label { interpreted, hash: self.0.label_hash.clone() }
     }
 
     /// Canonical name, depth and node.
     async fn canonical(&self) -> DomainCanonical {
         DomainCanonical {
             depth: self.0.depth,
-            name: CanonicalName {
-                interpreted: self.0.name.clone(),
-            },
+            name: CanonicalName { interpreted: self.0.name.clone() },
             node: self.0.node.clone(),
         }
     }
@@ -98,11 +93,7 @@ impl Domain {
             return Ok(None);
         };
         let db = ctx.data::<DatabaseConnection>()?;
-        Ok(domain::Entity::find_by_id(parent.clone())
-            .one(db)
-            .await
-            .map_err(internal)?
-            .map(Domain))
+        Ok(domain::Entity::find_by_id(parent.clone()).one(db).await.map_err(internal)?.map(Domain))
     }
 
     /// The latest registration.
@@ -121,10 +112,11 @@ impl Domain {
     /// The resolver.
     async fn resolver(&self) -> DomainResolver {
         DomainResolver {
-            assigned: self.0.resolver.as_ref().map(|address| Resolver {
-                chain_id: self.0.chain_id,
-                address: address.clone(),
-            }),
+            assigned: self
+                .0
+                .resolver
+                .as_ref()
+                .map(|address| Resolver { chain_id: self.0.chain_id, address: address.clone() }),
         }
     }
 

@@ -39,25 +39,18 @@ impl Registration {
 
     /// Past expiry plus grace period.
     async fn expired(&self) -> bool {
-        self.0
-            .expiry
-            .is_some_and(|e| e.saturating_add(self.0.grace_period) < now())
+        self.0.expiry.is_some_and(|e| e.saturating_add(self.0.grace_period) < now())
     }
 
     /// Past expiry but within the grace period.
     async fn is_in_grace_period(&self) -> bool {
         let now = now();
-        self.0
-            .expiry
-            .is_some_and(|e| e < now && now <= e.saturating_add(self.0.grace_period))
+        self.0.expiry.is_some_and(|e| e < now && now <= e.saturating_add(self.0.grace_period))
     }
 
     /// The registrar contract.
     async fn registrar(&self) -> AccountId {
-        AccountId {
-            chain_id: self.0.registrar_chain_id,
-            address: self.0.registrar.clone(),
-        }
+        AccountId { chain_id: self.0.registrar_chain_id, address: self.0.registrar.clone() }
     }
 
     /// Who it was registered to.

@@ -51,10 +51,7 @@ impl Resolver {
 
     /// The contract.
     async fn contract(&self) -> AccountId {
-        AccountId {
-            chain_id: self.chain_id,
-            address: self.address.clone(),
-        }
+        AccountId { chain_id: self.chain_id, address: self.address.clone() }
     }
 
     /// The records this resolver holds for one name or node.
@@ -137,22 +134,12 @@ impl ResolverRecords {
 
     /// Text keys that have records.
     async fn keys(&self, ctx: &Context<'_>) -> Result<Vec<String>, Error> {
-        Ok(self
-            .text_rows(ctx)
-            .await?
-            .into_iter()
-            .map(|t| t.key)
-            .collect())
+        Ok(self.text_rows(ctx).await?.into_iter().map(|t| t.key).collect())
     }
 
     /// Coin types that have address records.
     async fn coin_types(&self, ctx: &Context<'_>) -> Result<Vec<i64>, Error> {
-        Ok(self
-            .address_rows(ctx)
-            .await?
-            .into_iter()
-            .map(|a| a.coin_type)
-            .collect())
+        Ok(self.address_rows(ctx).await?.into_iter().map(|a| a.coin_type).collect())
     }
 
     /// Address records, optionally only these coin types. Empty values (cleared records)
@@ -168,10 +155,7 @@ impl ResolverRecords {
             .into_iter()
             .filter(|a| a.address != "0x")
             .filter(|a| coin_types.as_ref().is_none_or(|c| c.contains(&a.coin_type)))
-            .map(|a| AddressRecord {
-                coin_type: a.coin_type,
-                address: a.address,
-            })
+            .map(|a| AddressRecord { coin_type: a.coin_type, address: a.address })
             .collect())
     }
 
@@ -186,10 +170,7 @@ impl ResolverRecords {
             .await?
             .into_iter()
             .filter(|t| keys.as_ref().is_none_or(|k| k.contains(&t.key)))
-            .map(|t| TextRecord {
-                key: t.key,
-                value: t.value,
-            })
+            .map(|t| TextRecord { key: t.key, value: t.value })
             .collect())
     }
 }
