@@ -38,6 +38,10 @@ enum Command {
         /// `.eth` names the scenario registers.
         #[arg(long, default_value_t = 130)]
         names: usize,
+        /// Database to index into. Default: a fresh SQLite file in a temporary directory,
+        /// because the devnet chain lives only as long as this process.
+        #[arg(long)]
+        database_url: Option<String>,
     },
     /// Print a deterministic dump of the indexed state (compare two databases with diff).
     Dump {
@@ -95,8 +99,13 @@ fn main() -> anyhow::Result<()> {
     actix_rt::System::new().block_on(async move {
         match cli.command {
             Command::Run { config } => serve(Config::load(config.as_deref(), env())?).await,
-            Command::Devnet { config, names } => {
+            Command::Devnet { config, names, database_url } => {
                 let mut config = Config::load(config.as_deref(), env())?;
+                let scratch = tempfile::tempdir()?;
+                config.database.url = database_url.unwrap_or_else(|| {
+                    format!("sqlite://{}?mode=rwc", scratch.path().join("devnet.sqlite").display())
+                });
+                tracing::info!(target: "ensemble", database = %config.database.url, "Devnet database");
                 tracing::info!(target: "ensemble", "Starting anvil and deploying the ENS contracts (first run installs them with npm)");
                 let anvil = Anvil::spawn(31337).await?;
                 let mut driver = Driver::new(anvil.provider()).await?;
