@@ -4,6 +4,7 @@
 #![allow(unreachable_pub, missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod decode_errors;
+mod graphql;
 mod handlers;
 mod indexing;
 mod metrics;
