@@ -7,7 +7,7 @@
 //! it was asked before; when the node cannot serve that historical state the value stays
 //! unknown, counted (`ensemble_text_values_unknown_total`) and logged.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, sync::Arc};
 
 use actix::prelude::*;
 use alloy::{
@@ -57,7 +57,7 @@ pub struct FetchedRange {
 #[derive(Debug)]
 pub struct Decoder {
     chain_id: u64,
-    roles: HashMap<Address, ContractRole>,
+    roles: Arc<HashMap<Address, ContractRole>>,
     rpc: RpcClient,
     db: DatabaseConnection,
     handler: Addr<Handler>,
@@ -82,7 +82,7 @@ impl Decoder {
     ) -> Self {
         Self {
             chain_id,
-            roles,
+            roles: Arc::new(roles),
             rpc,
             db,
             handler,
@@ -105,7 +105,7 @@ impl Actor for Decoder {
 /// What the decoder needs while a range is in flight (owned, so the future is `'static`).
 struct DecodeJob {
     chain_id: u64,
-    roles: HashMap<Address, ContractRole>,
+    roles: Arc<HashMap<Address, ContractRole>>,
     rpc: RpcClient,
     db: DatabaseConnection,
     handler: Addr<Handler>,

@@ -140,6 +140,11 @@ impl FetchJob {
                 target = target.min(end);
             }
             if next > target {
+                // Caught up: learn the fate of every window in flight before idling, so a
+                // failure downstream is reported now rather than when the next block comes.
+                while let Some(sent) = inflight.next().await {
+                    Self::settle(Some(sent))?;
+                }
                 tokio::time::sleep(self.chain.poll_interval()).await;
                 continue;
             }

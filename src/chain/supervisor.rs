@@ -30,6 +30,9 @@ pub const BASE_RESTART_DELAY: Duration = Duration::from_millis(500);
 /// Longest restart delay.
 pub const MAX_RESTART_DELAY: Duration = Duration::from_secs(30);
 
+/// A pipeline that ran this long before failing counts as healthy: the backoff starts over.
+pub const HEALTHY_RUN: Duration = Duration::from_secs(60);
+
 /// A pipeline stopped with an error.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
@@ -58,17 +61,27 @@ pub struct ChainSupervisor {
     db: DatabaseConnection,
     generation: u64,
     consecutive_failures: u32,
+    started_at: std::time::Instant,
     fetcher: Option<Addr<Fetcher>>,
 }
 
 impl ChainSupervisor {
     /// A supervisor for `chain` writing to `db`.
     pub fn new(chain: ChainConfig, indexer: IndexerConfig, db: DatabaseConnection) -> Self {
-        Self { chain, indexer, db, generation: 0, consecutive_failures: 0, fetcher: None }
+        Self {
+            chain,
+            indexer,
+            db,
+            generation: 0,
+            consecutive_failures: 0,
+            started_at: std::time::Instant::now(),
+            fetcher: None,
+        }
     }
 
     fn start_pipeline(&mut self, ctx: &mut Context<Self>) {
         self.generation += 1;
+        self.started_at = std::time::Instant::now();
         let chain = &self.chain;
         let registry =
             chain.contract(ContractRole::Registry).expect("validated: one registry per chain");
@@ -142,6 +155,9 @@ impl actix::Handler<PipelineFailed> for ChainSupervisor {
         if msg.error.is_fatal() {
             tracing::error!(target: "indexer::supervisor", chain, error = %msg.error, "Chain stopped: fix the configuration and restart");
             return;
+        }
+        if self.started_at.elapsed() >= HEALTHY_RUN {
+            self.consecutive_failures = 0;
         }
         self.consecutive_failures += 1;
         let delay = BASE_RESTART_DELAY

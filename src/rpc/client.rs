@@ -46,21 +46,45 @@ pub struct BlockInfo {
 }
 
 /// A chain's JSON-RPC endpoint.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RpcClient {
     provider: RootProvider,
     chain: String,
     max_attempts: u32,
+    /// The endpoint as given (may hold an API key in its path or query) and the form that
+    /// may be shown: scheme, host and port only.
+    url: String,
+    shown_url: String,
+}
+
+impl std::fmt::Debug for RpcClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RpcClient")
+            .field("chain", &self.chain)
+            .field("url", &self.shown_url)
+            .finish()
+    }
+}
+
+/// `scheme://host:port/…`: an RPC URL without the path and query where providers put keys.
+pub fn redact_url(url: &reqwest::Url) -> String {
+    let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+    format!("{}://{}{port}/…", url.scheme(), url.host_str().unwrap_or("?"))
 }
 
 impl RpcClient {
     /// A client for `url`. The URL may carry a key; it is never logged.
     pub fn new(url: &str, chain_id: u64) -> Result<Self, RpcError> {
-        let url = url.parse().map_err(|e| RpcError::Permanent(format!("invalid rpc url: {e}")))?;
+        let parsed: reqwest::Url = url.parse().map_err(|e| {
+            RpcError::Permanent(format!("invalid rpc url for chain {chain_id}: {e}"))
+        })?;
+        let shown_url = redact_url(&parsed);
         Ok(Self {
-            provider: RootProvider::new_http(url),
+            provider: RootProvider::new_http(parsed),
             chain: chain_id.to_string(),
             max_attempts: DEFAULT_MAX_ATTEMPTS,
+            url: url.to_owned(),
+            shown_url,
         })
     }
 
@@ -74,7 +98,7 @@ impl RpcClient {
         loop {
             metrics::counter!("ensemble_rpc_requests_total", "chain" => self.chain.clone(), "event" => method)
                 .increment(1);
-            match call().await {
+            match call().await.map_err(|e| e.redacted(&self.url, &self.shown_url)) {
                 Ok(value) => return Ok(value),
                 Err(err) if err.is_retryable() && attempt + 1 < self.max_attempts => {
                     attempt += 1;

@@ -21,6 +21,18 @@ pub enum RpcError {
 }
 
 impl RpcError {
+    /// The same error with every occurrence of `secret` (an endpoint URL) replaced by `shown`.
+    pub fn redacted(self, secret: &str, shown: &str) -> Self {
+        let clean =
+            |text: String| text.replace(secret, shown).replace(secret.trim_end_matches('/'), shown);
+        match self {
+            Self::RangeTooLarge(t) => Self::RangeTooLarge(clean(t)),
+            Self::Transient(t) => Self::Transient(clean(t)),
+            Self::Permanent(t) => Self::Permanent(clean(t)),
+            Self::MissingBlock(n) => Self::MissingBlock(n),
+        }
+    }
+
     /// Worth retrying with backoff.
     pub fn is_retryable(&self) -> bool {
         matches!(self, Self::Transient(_) | Self::MissingBlock(_))
@@ -50,6 +62,25 @@ impl RpcError {
             Self::Transient(text)
         } else {
             Self::Permanent(text)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_hides_keys_in_every_variant() {
+        let secret = "https://eth.example/v2/SECRETKEY";
+        let shown = "https://eth.example/…";
+        for err in [
+            RpcError::Transient(format!("error sending request for url ({secret})")),
+            RpcError::Permanent(format!("{secret}/ refused")),
+            RpcError::RangeTooLarge(secret.into()),
+        ] {
+            let text = err.redacted(secret, shown).to_string();
+            assert!(!text.contains("SECRETKEY") && text.contains(shown), "{text}");
         }
     }
 }

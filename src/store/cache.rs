@@ -27,6 +27,11 @@ impl<V: Clone + Send + Sync + 'static> EntityCache<V> {
         hit
     }
 
+    /// Whether a row (not an absence) is cached; not counted as a lookup.
+    pub fn holds_row(&self, key: &str) -> bool {
+        matches!(self.inner.get(key), Some(Some(_)))
+    }
+
     /// Remembers a row (or its absence).
     pub fn insert(&self, key: String, value: Option<V>) {
         self.inner.insert(key, value);

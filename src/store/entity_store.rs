@@ -114,8 +114,8 @@ impl EntityStore {
 
     /// Stores a domain. A domain's `label_hash` and `parent_id` must never change.
     pub fn put_domain(&mut self, row: domain::Model) {
-        let known = self.domains.dirty.contains_key(&row.id)
-            || matches!(self.domains.cache.get(&row.id), Some(Some(_)));
+        let known =
+            self.domains.dirty.contains_key(&row.id) || self.domains.cache.holds_row(&row.id);
         if !known {
             self.new_domains.insert(row.id.clone());
             self.new_by_label.entry(row.label_hash.clone()).or_default().push(row.id.clone());
@@ -200,7 +200,7 @@ impl EntityStore {
     /// Stores a label.
     pub fn put_label(&mut self, row: label::Model) {
         if !self.labels.dirty.contains_key(&row.label_hash)
-            && !matches!(self.labels.cache.get(&row.label_hash), Some(Some(_)))
+            && !self.labels.cache.holds_row(&row.label_hash)
         {
             self.new_labels.insert(row.label_hash.clone());
         }

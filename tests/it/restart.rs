@@ -41,9 +41,9 @@ async fn kill_after(child: &mut Child, db: &DatabaseConnection, chain: u64, at: 
     }
 }
 
-#[actix_rt::test]
-async fn sigkill_and_restart_equals_uninterrupted_run() {
-    let chain_id = 31_403;
+/// Kills an indexer on `backend` twice; compares with an uninterrupted run on SQLite, so the
+/// PostgreSQL variant also shows that both engines store exactly the same state.
+async fn sigkill_and_restart_equals_uninterrupted_run(backend: Backend, chain_id: u64) {
     // One name per block: a long chain, so the kills land part-way.
     let (anvil, _driver, scenario) =
         support::devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;
@@ -59,7 +59,7 @@ async fn sigkill_and_restart_equals_uninterrupted_run() {
     service.stop().await;
 
     // The victim: a separate process, flushing every window, killed twice.
-    let victim = TestDb::new(Backend::Sqlite).await;
+    let victim = TestDb::new(backend).await;
     let dir = tempfile::tempdir().unwrap();
     let config_path = dir.path().join("victim.toml");
     let contracts: Vec<String> = chain
@@ -95,4 +95,14 @@ async fn sigkill_and_restart_equals_uninterrupted_run() {
     let actual = ensemble::dump::dump(&db).await.unwrap();
     assert_eq!(actual.lines().count(), expected.lines().count());
     assert!(actual == expected, "dump after SIGKILL + restart differs from an uninterrupted run");
+}
+
+#[actix_rt::test]
+async fn sigkill_and_restart_equals_uninterrupted_run_on_sqlite() {
+    sigkill_and_restart_equals_uninterrupted_run(Backend::Sqlite, 31_403).await;
+}
+
+#[actix_rt::test]
+async fn sigkill_and_restart_equals_uninterrupted_run_on_postgres() {
+    sigkill_and_restart_equals_uninterrupted_run(Backend::Postgres, 31_404).await;
 }
