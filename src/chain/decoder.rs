@@ -56,41 +56,33 @@ pub struct FetchedRange {
 /// The decoder actor of one chain.
 #[derive(Debug)]
 pub struct Decoder {
-    chain_id: u64,
-    roles: Arc<HashMap<Address, ContractRole>>,
-    rpc: RpcClient,
-    db: DatabaseConnection,
-    handler: Addr<Handler>,
-    handler_gauge: MailboxGauge,
+    job: Arc<DecodeJob>,
     gauge: MailboxGauge,
     mailbox_capacity: usize,
     poisoned: bool,
 }
 
+/// What decoding a range needs; shared with the in-flight future, which must be `'static`.
+#[derive(Debug)]
+pub struct DecodeJob {
+    /// Chain id.
+    pub chain_id: u64,
+    /// Roles of the configured contracts; any other address is read as a resolver.
+    pub roles: HashMap<Address, ContractRole>,
+    /// The chain's endpoint, for legacy text values and reverse-claim senders.
+    pub rpc: RpcClient,
+    /// The database, for the RPC cache.
+    pub db: DatabaseConnection,
+    /// Next actor.
+    pub handler: Addr<Handler>,
+    /// Depth gauge of the handler's mailbox.
+    pub handler_gauge: MailboxGauge,
+}
+
 impl Decoder {
-    /// A decoder for the contracts in `roles`, forwarding to `handler`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        chain_id: u64,
-        roles: HashMap<Address, ContractRole>,
-        rpc: RpcClient,
-        db: DatabaseConnection,
-        handler: Addr<Handler>,
-        handler_gauge: MailboxGauge,
-        gauge: MailboxGauge,
-        mailbox_capacity: usize,
-    ) -> Self {
-        Self {
-            chain_id,
-            roles: Arc::new(roles),
-            rpc,
-            db,
-            handler,
-            handler_gauge,
-            gauge,
-            mailbox_capacity,
-            poisoned: false,
-        }
+    /// A decoder running `job`, with its own mailbox gauge and capacity.
+    pub fn new(job: DecodeJob, gauge: MailboxGauge, mailbox_capacity: usize) -> Self {
+        Self { job: Arc::new(job), gauge, mailbox_capacity, poisoned: false }
     }
 }
 
@@ -102,18 +94,8 @@ impl Actor for Decoder {
     }
 }
 
-/// What the decoder needs while a range is in flight (owned, so the future is `'static`).
-struct DecodeJob {
-    chain_id: u64,
-    roles: Arc<HashMap<Address, ContractRole>>,
-    rpc: RpcClient,
-    db: DatabaseConnection,
-    handler: Addr<Handler>,
-    handler_gauge: MailboxGauge,
-}
-
 impl DecodeJob {
-    async fn run(self, range: FetchedRange) -> Result<(), PipelineError> {
+    async fn run(self: Arc<Self>, range: FetchedRange) -> Result<(), PipelineError> {
         let chain = self.chain_id.to_string();
         let addr_reverse_node = alloy::ens::namehash("addr.reverse");
         let mut events = Vec::with_capacity(range.logs.len());
@@ -266,19 +248,13 @@ impl actix::Handler<FetchedRange> for Decoder {
                 actor: "decoder",
             }))));
         }
-        let job = DecodeJob {
-            chain_id: self.chain_id,
-            roles: self.roles.clone(),
-            rpc: self.rpc.clone(),
-            db: self.db.clone(),
-            handler: self.handler.clone(),
-            handler_gauge: self.handler_gauge.clone(),
-        };
-        AtomicResponse::new(Box::pin(job.run(range).into_actor(self).map(|result, act, _| {
-            if result.is_err() {
-                act.poisoned = true;
-            }
-            result
-        })))
+        AtomicResponse::new(Box::pin(Arc::clone(&self.job).run(range).into_actor(self).map(
+            |result, act, _| {
+                if result.is_err() {
+                    act.poisoned = true;
+                }
+                result
+            },
+        )))
     }
 }

@@ -13,7 +13,7 @@ use sea_orm::DatabaseConnection;
 
 use super::{
     PipelineError,
-    decoder::Decoder,
+    decoder::{DecodeJob, Decoder},
     fetcher::{FetchJob, Fetcher},
     handler::Handler,
     mailbox::MailboxGauge,
@@ -106,17 +106,15 @@ impl ChainSupervisor {
         )
         .start();
         let roles: HashMap<_, _> = chain.contracts.iter().map(|c| (c.address, c.role)).collect();
-        let decoder = Decoder::new(
-            chain.id,
+        let job = DecodeJob {
+            chain_id: chain.id,
             roles,
-            rpc.clone(),
-            self.db.clone(),
+            rpc: rpc.clone(),
+            db: self.db.clone(),
             handler,
             handler_gauge,
-            decoder_gauge.clone(),
-            cap,
-        )
-        .start();
+        };
+        let decoder = Decoder::new(job, decoder_gauge.clone(), cap).start();
         let job = FetchJob {
             chain: chain.clone(),
             rpc,

@@ -4,11 +4,34 @@
 
 use alloy::primitives::{B256, U256};
 
-use super::{HandlerError, IndexContext, labels::ensure_label, name::hex_b256};
+use entities::registration;
+
+use super::{
+    HandlerError, IndexContext, labels::ensure_label, name::hex_b256,
+    registration::latest as latest_registration,
+};
 use crate::store::EntityStore;
 
 fn dec(value: Option<U256>) -> Option<String> {
     value.map(|v| v.to_string())
+}
+
+/// Heals `label` from the controller's plaintext and returns the latest registration of
+/// `label.<registrar node>`, which the base registrar opened earlier in the transaction.
+async fn healed_registration(
+    ctx: &IndexContext,
+    store: &mut EntityStore,
+    name: &str,
+    label: B256,
+) -> Result<registration::Model, HandlerError> {
+    ensure_label(store, label, Some(name)).await?;
+    let id = ctx.domain_id(super::name::child_node(ctx.registrar_node, label));
+    let Some(domain) = store.domain(&id).await? else {
+        return Err(HandlerError::unknown("domain", id));
+    };
+    latest_registration(store, &domain)
+        .await?
+        .ok_or_else(|| HandlerError::unknown("registration", id))
 }
 
 /// Controller `NameRegistered`.
@@ -21,14 +44,7 @@ pub async fn name_registered(
     premium: Option<U256>,
     referrer: Option<B256>,
 ) -> Result<(), HandlerError> {
-    ensure_label(store, label, Some(name)).await?;
-    let id = ctx.domain_id(super::name::child_node(ctx.registrar_node, label));
-    let Some(reg_id) = store.domain(&id).await?.and_then(|d| d.registration_id) else {
-        return Err(HandlerError::unknown("registration", id));
-    };
-    let Some(mut reg) = store.registration(&reg_id).await? else {
-        return Err(HandlerError::unknown("registration", reg_id));
-    };
+    let mut reg = healed_registration(ctx, store, name, label).await?;
     reg.base_cost = dec(base_cost);
     reg.premium = dec(premium);
     reg.referrer = referrer.map(hex_b256);
@@ -45,14 +61,8 @@ pub async fn name_renewed(
     cost: Option<U256>,
     referrer: Option<B256>,
 ) -> Result<(), HandlerError> {
-    ensure_label(store, label, Some(name)).await?;
-    let id = ctx.domain_id(super::name::child_node(ctx.registrar_node, label));
-    let Some(reg_id) = store.domain(&id).await?.and_then(|d| d.registration_id) else {
-        return Err(HandlerError::unknown("registration", id));
-    };
-    let Some(reg) = store.registration(&reg_id).await? else {
-        return Err(HandlerError::unknown("registration", reg_id));
-    };
+    let reg = healed_registration(ctx, store, name, label).await?;
+    let reg_id = reg.id;
     let Some(last) = reg.renewal_count.checked_sub(1) else {
         return Err(HandlerError::unknown("renewal", reg_id));
     };

@@ -1,7 +1,8 @@
 //! Pure ENS domain logic: what the events are ([`abi`], [`event`], [`decode`]), how names and
 //! labels work ([`name`], [`labels`]), and one handler per contract that turns an event into
 //! entity changes through the [`EntityStore`](crate::store::EntityStore):
-//! [`registry`], [`base_registrar`], [`controller`], [`resolver`], [`name_wrapper`].
+//! [`registry`], [`base_registrar`], [`controller`], [`resolver`], [`name_wrapper`], with
+//! [`registration`] and [`token`] holding what the registrar and NameWrapper share.
 //! [`apply`] dispatches an event to its handler. Nothing here speaks RPC or SQL.
 
 pub mod abi;
@@ -15,9 +16,11 @@ pub mod event;
 pub mod labels;
 pub mod name;
 pub mod name_wrapper;
+pub mod registration;
 pub mod registry;
 pub mod resolver;
 pub mod role;
+pub mod token;
 
 pub use apply::apply_event;
 pub use context::IndexContext;

@@ -3,29 +3,20 @@
 //! means it never expires). The ERC-1155 token owner becomes the effective owner.
 
 use alloy::primitives::{Address, B256, U256};
-use entities::{registration, renewal};
 
 use super::{
     HandlerError, IndexContext, base_registrar,
     context::nonzero,
     event::EventMeta,
     labels::ensure_label,
-    name::{decode_dns_name, hex_address, hex_b256, labelhash},
+    name::{decode_dns_name, hex_b256, labelhash},
+    registration::{self, Opening},
+    token,
 };
 use crate::store::EntityStore;
 
 /// Registration kind of the NameWrapper.
 pub const KIND: &str = "NameWrapper";
-
-async fn latest_registration(
-    store: &mut EntityStore,
-    domain: &entities::domain::Model,
-) -> Result<Option<registration::Model>, HandlerError> {
-    match &domain.registration_id {
-        Some(id) => Ok(store.registration(id).await?),
-        None => Ok(None),
-    }
-}
 
 /// The fields of a `NameWrapped` event.
 #[derive(Clone, Copy, Debug)]
@@ -59,7 +50,7 @@ pub async fn name_wrapped(
         return Err(HandlerError::unknown("domain", hex_b256(node)));
     };
     domain.owner = nonzero(owner);
-    let live_eth_2ld = match latest_registration(store, &domain).await? {
+    let live_eth_2ld = match registration::latest(store, &domain).await? {
         Some(reg)
             if reg.kind == base_registrar::KIND
                 && reg.expiry.unwrap_or(i64::MAX).saturating_add(reg.grace_period)
@@ -74,29 +65,14 @@ pub async fn name_wrapped(
         reg.fuses = Some(i64::from(fuses));
         store.put_registration(reg);
     } else {
-        let index = domain.registration_count;
-        let reg_id = format!("{id}-{index}");
-        store.put_registration(registration::Model {
-            id: reg_id.clone(),
-            domain_id: id,
-            index,
-            kind: KIND.to_owned(),
-            registrar_chain_id: ctx.chain_id as i64,
-            registrar: hex_address(meta.address),
+        let opening = Opening {
+            kind: KIND,
             registrant: nonzero(owner),
-            start: meta.timestamp as i64,
             expiry: (expiry != 0).then(|| i64::try_from(expiry).unwrap_or(i64::MAX)),
             grace_period: 0,
-            base_cost: None,
-            premium: None,
-            referrer: None,
             fuses: Some(i64::from(fuses)),
-            wrapped: false,
-            renewal_count: 0,
-            block_number: meta.block_number as i64,
-        });
-        domain.registration_id = Some(reg_id);
-        domain.registration_count += 1;
+        };
+        registration::open(ctx, store, &mut domain, meta.address, meta, opening);
     }
     store.put_domain(domain);
     Ok(())
@@ -106,12 +82,12 @@ async fn wrapped_domain(
     ctx: &IndexContext,
     store: &mut EntityStore,
     node: B256,
-) -> Result<(entities::domain::Model, Option<registration::Model>), HandlerError> {
+) -> Result<(entities::domain::Model, Option<entities::registration::Model>), HandlerError> {
     let id = ctx.domain_id(node);
     let Some(domain) = store.domain(&id).await? else {
         return Err(HandlerError::unknown("domain", hex_b256(node)));
     };
-    let reg = latest_registration(store, &domain).await?;
+    let reg = registration::latest(store, &domain).await?;
     Ok((domain, reg))
 }
 
@@ -162,27 +138,10 @@ pub async fn expiry_extended(
     expiry: u64,
 ) -> Result<(), HandlerError> {
     let (_, reg) = wrapped_domain(ctx, store, node).await?;
-    let Some(mut reg) = reg.filter(|r| r.kind == KIND) else {
-        // Extending a wrapped .eth 2LD mirrors a base registrar renewal already recorded.
-        return Ok(());
-    };
-    let expiry = i64::try_from(expiry).unwrap_or(i64::MAX);
-    let index = reg.renewal_count;
-    store.put_renewal(renewal::Model {
-        id: format!("{}-{index}", reg.id),
-        registration_id: reg.id.clone(),
-        index,
-        duration: expiry.saturating_sub(reg.expiry.unwrap_or(expiry)),
-        expiry,
-        base_cost: None,
-        premium: None,
-        referrer: None,
-        block_number: meta.block_number as i64,
-        timestamp: meta.timestamp as i64,
-    });
-    reg.expiry = Some(expiry);
-    reg.renewal_count += 1;
-    store.put_registration(reg);
+    // Extending a wrapped .eth 2LD mirrors a base registrar renewal already recorded.
+    if let Some(reg) = reg.filter(|r| r.kind == KIND) {
+        registration::renew(store, reg, i64::try_from(expiry).unwrap_or(i64::MAX), meta);
+    }
     Ok(())
 }
 
@@ -194,14 +153,5 @@ pub async fn transfer(
     to: Address,
     id: U256,
 ) -> Result<(), HandlerError> {
-    let node = B256::from(id);
-    match store.domain(&ctx.domain_id(node)).await? {
-        Some(mut domain) => {
-            domain.owner = nonzero(to);
-            store.put_domain(domain);
-            Ok(())
-        }
-        None if from.is_zero() => Ok(()),
-        None => Err(HandlerError::unknown("domain", hex_b256(node))),
-    }
+    token::transfer(ctx, store, B256::from(id), from, to).await
 }

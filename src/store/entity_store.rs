@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use entities::{
     domain, label, registration, renewal, resolver_address, resolver_record, resolver_text,
 };
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter};
 
 use super::{
     StoreError,
@@ -52,6 +52,26 @@ impl<M: Clone + Send + Sync + 'static> Table<M> {
         self.cache.insert(key.clone(), Some(row.clone()));
         self.dirty.insert(key, row);
     }
+}
+
+/// Reads one row by primary key through `table`'s dirty set and cache, then the database.
+async fn load<E>(
+    db: &DatabaseConnection,
+    table: &Table<E::Model>,
+    key: &str,
+    op: &'static str,
+) -> Result<Option<E::Model>, StoreError>
+where
+    E: EntityTrait,
+    E::Model: Clone + Send + Sync + 'static,
+    <E::PrimaryKey as PrimaryKeyTrait>::ValueType: From<String>,
+{
+    if let Some(hit) = table.local(key) {
+        return Ok(hit);
+    }
+    let row = E::find_by_id(key.to_owned()).one(db).await.map_err(StoreError::db(op))?;
+    table.cache.insert(key.to_owned(), row.clone());
+    Ok(row)
 }
 
 /// Handler-facing view of the database for one chain.
@@ -101,15 +121,7 @@ impl EntityStore {
 
     /// A domain by id.
     pub async fn domain(&mut self, id: &str) -> Result<Option<domain::Model>, StoreError> {
-        if let Some(hit) = self.domains.local(id) {
-            return Ok(hit);
-        }
-        let row = domain::Entity::find_by_id(id.to_owned())
-            .one(&self.db)
-            .await
-            .map_err(StoreError::db("load domain"))?;
-        self.domains.cache.insert(id.to_owned(), row.clone());
-        Ok(row)
+        load::<domain::Entity>(&self.db, &self.domains, id, "load domain").await
     }
 
     /// Stores a domain. A domain's `label_hash` and `parent_id` must never change.
@@ -186,15 +198,7 @@ impl EntityStore {
 
     /// A label by hash.
     pub async fn label(&mut self, label_hash: &str) -> Result<Option<label::Model>, StoreError> {
-        if let Some(hit) = self.labels.local(label_hash) {
-            return Ok(hit);
-        }
-        let row = label::Entity::find_by_id(label_hash.to_owned())
-            .one(&self.db)
-            .await
-            .map_err(StoreError::db("load label"))?;
-        self.labels.cache.insert(label_hash.to_owned(), row.clone());
-        Ok(row)
+        load::<label::Entity>(&self.db, &self.labels, label_hash, "load label").await
     }
 
     /// Stores a label.
@@ -212,15 +216,7 @@ impl EntityStore {
         &mut self,
         id: &str,
     ) -> Result<Option<registration::Model>, StoreError> {
-        if let Some(hit) = self.registrations.local(id) {
-            return Ok(hit);
-        }
-        let row = registration::Entity::find_by_id(id.to_owned())
-            .one(&self.db)
-            .await
-            .map_err(StoreError::db("load registration"))?;
-        self.registrations.cache.insert(id.to_owned(), row.clone());
-        Ok(row)
+        load::<registration::Entity>(&self.db, &self.registrations, id, "load registration").await
     }
 
     /// Stores a registration.
@@ -230,15 +226,7 @@ impl EntityStore {
 
     /// A renewal by id.
     pub async fn renewal(&mut self, id: &str) -> Result<Option<renewal::Model>, StoreError> {
-        if let Some(hit) = self.renewals.local(id) {
-            return Ok(hit);
-        }
-        let row = renewal::Entity::find_by_id(id.to_owned())
-            .one(&self.db)
-            .await
-            .map_err(StoreError::db("load renewal"))?;
-        self.renewals.cache.insert(id.to_owned(), row.clone());
-        Ok(row)
+        load::<renewal::Entity>(&self.db, &self.renewals, id, "load renewal").await
     }
 
     /// Stores a renewal.
@@ -248,15 +236,7 @@ impl EntityStore {
 
     /// A resolver record by id.
     pub async fn record(&mut self, id: &str) -> Result<Option<resolver_record::Model>, StoreError> {
-        if let Some(hit) = self.records.local(id) {
-            return Ok(hit);
-        }
-        let row = resolver_record::Entity::find_by_id(id.to_owned())
-            .one(&self.db)
-            .await
-            .map_err(StoreError::db("load resolver record"))?;
-        self.records.cache.insert(id.to_owned(), row.clone());
-        Ok(row)
+        load::<resolver_record::Entity>(&self.db, &self.records, id, "load resolver record").await
     }
 
     /// Stores a resolver record.

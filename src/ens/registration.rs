@@ -1,0 +1,89 @@
+//! Registrations and renewals, shared by the base registrar and NameWrapper handlers:
+//! registrations are append-only per domain (`${domainId}-${index}`) with the domain pointing
+//! at its latest one; renewals are append-only per registration.
+
+use alloy::primitives::Address;
+use entities::{domain, registration, renewal};
+
+use super::{HandlerError, IndexContext, event::EventMeta, name::hex_address};
+use crate::store::EntityStore;
+
+/// What a new registration starts with.
+#[derive(Clone, Debug)]
+pub struct Opening {
+    /// `BaseRegistrar` or `NameWrapper`.
+    pub kind: &'static str,
+    /// Registrant.
+    pub registrant: Option<String>,
+    /// Expiry; `None` never expires.
+    pub expiry: Option<i64>,
+    /// Grace period after expiry, seconds.
+    pub grace_period: i64,
+    /// NameWrapper fuses.
+    pub fuses: Option<i64>,
+}
+
+/// Opens the next registration of `domain` (the caller stores the updated domain).
+pub fn open(
+    ctx: &IndexContext,
+    store: &mut EntityStore,
+    domain: &mut domain::Model,
+    registrar: Address,
+    meta: &EventMeta,
+    opening: Opening,
+) {
+    let index = domain.registration_count;
+    let id = format!("{}-{index}", domain.id);
+    store.put_registration(registration::Model {
+        id: id.clone(),
+        domain_id: domain.id.clone(),
+        index,
+        kind: opening.kind.to_owned(),
+        registrar_chain_id: ctx.chain_id as i64,
+        registrar: hex_address(registrar),
+        registrant: opening.registrant,
+        start: meta.timestamp as i64,
+        expiry: opening.expiry,
+        grace_period: opening.grace_period,
+        base_cost: None,
+        premium: None,
+        referrer: None,
+        fuses: opening.fuses,
+        wrapped: false,
+        renewal_count: 0,
+        block_number: meta.block_number as i64,
+    });
+    domain.registration_id = Some(id);
+    domain.registration_count += 1;
+}
+
+/// The latest registration of `domain`, if any.
+pub async fn latest(
+    store: &mut EntityStore,
+    domain: &domain::Model,
+) -> Result<Option<registration::Model>, HandlerError> {
+    match &domain.registration_id {
+        Some(id) => Ok(store.registration(id).await?),
+        None => Ok(None),
+    }
+}
+
+/// Appends a renewal to `reg` that moves its expiry to `expiry`.
+pub fn renew(store: &mut EntityStore, mut reg: registration::Model, expiry: i64, meta: &EventMeta) {
+    let index = reg.renewal_count;
+    store.put_renewal(renewal::Model {
+        id: format!("{}-{index}", reg.id),
+        registration_id: reg.id.clone(),
+        index,
+        duration: expiry.saturating_sub(reg.expiry.unwrap_or(expiry)),
+        expiry,
+        base_cost: None,
+        premium: None,
+        referrer: None,
+        block_number: meta.block_number as i64,
+        timestamp: meta.timestamp as i64,
+    });
+    reg.expiry = Some(expiry);
+    reg.renewal_count += 1;
+    store.put_registration(reg);
+}
