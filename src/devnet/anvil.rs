@@ -33,6 +33,12 @@ pub struct Anvil {
 impl Anvil {
     /// Installs anvil if needed and starts it with chain id `chain_id`.
     pub async fn spawn(chain_id: u64) -> Result<Self, DevnetError> {
+        Self::spawn_with_history(chain_id, PRUNE_HISTORY_STATES).await
+    }
+
+    /// Like [`Anvil::spawn`], keeping only `states` historical states: a node that cannot
+    /// answer `eth_call` at older blocks, like most non-archive nodes.
+    pub async fn spawn_with_history(chain_id: u64, states: u64) -> Result<Self, DevnetError> {
         let dir = install::ensure_installed()?;
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -41,7 +47,7 @@ impl Anvil {
         let child = Command::new(install::anvil_bin(&dir))
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(["--chain-id", &chain_id.to_string()])
-            .args(["--prune-history", &PRUNE_HISTORY_STATES.to_string()])
+            .args(["--prune-history", &states.to_string()])
             .args(["--block-base-fee-per-gas", "0", "--gas-limit", &BLOCK_GAS_LIMIT.to_string()])
             .args(["--no-mining", "--silent"])
             .stdout(Stdio::null())

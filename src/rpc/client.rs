@@ -137,7 +137,7 @@ impl RpcClient {
     /// Logs matching `filter`. A range refusal is returned at once for the caller to narrow.
     pub async fn logs(&self, filter: &Filter) -> Result<Vec<Log>, RpcError> {
         self.retry("eth_getLogs", || async {
-            self.provider.get_logs(filter).await.map_err(RpcError::classify)
+            self.provider.get_logs(filter).await.map_err(RpcError::classify_logs)
         })
         .await
     }

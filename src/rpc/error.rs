@@ -38,17 +38,29 @@ impl RpcError {
         matches!(self, Self::Transient(_) | Self::MissingBlock(_))
     }
 
-    /// Classifies an alloy transport error. Range refusals have no standard code, so the
-    /// provider's message is matched once here (Alchemy, Infura, QuickNode, geth, erigon).
-    pub fn classify(err: AlloyRpcError<TransportErrorKind>) -> Self {
-        let text = err.to_string();
+    /// Classifies an `eth_getLogs` failure: like [`RpcError::classify`], plus refusals of the
+    /// block window. Those have no standard code, so the provider's message is matched here,
+    /// once (Alchemy, Infura, QuickNode, geth, erigon wordings).
+    pub fn classify_logs(err: AlloyRpcError<TransportErrorKind>) -> Self {
         if let AlloyRpcError::ErrorResp(payload) = &err {
             let msg = payload.message.to_lowercase();
             let range_words = ["range", "too many", "limit", "exceed", "too large", "max results"];
             if payload.code == -32005 || range_words.iter().any(|w| msg.contains(w)) {
-                return Self::RangeTooLarge(text);
+                return Self::RangeTooLarge(err.to_string());
             }
-            if payload.code == 429 || msg.contains("rate") {
+        }
+        Self::classify(err)
+    }
+
+    /// Classifies an alloy transport error.
+    pub fn classify(err: AlloyRpcError<TransportErrorKind>) -> Self {
+        let text = err.to_string();
+        if let AlloyRpcError::ErrorResp(payload) = &err {
+            let msg = payload.message.to_lowercase();
+            if payload.code == 429
+                || msg.contains("rate limit")
+                || msg.contains("too many requests")
+            {
                 return Self::Transient(text);
             }
             return Self::Permanent(text);

@@ -9,9 +9,14 @@ use alloy::{
 };
 use ensemble::{
     Service,
-    devnet::{Anvil, Deployment, Driver, contracts::IRegistry},
+    devnet::{
+        Anvil, Deployment, Driver,
+        contracts::{IRegistry, IResolver},
+    },
     ens::{abi::Registry, role::ContractRole},
 };
+
+use sea_orm::EntityTrait;
 
 use crate::support::{self, Backend, TestDb};
 
@@ -147,5 +152,87 @@ async fn malformed_logs_and_unknown_nodes_are_counted_logged_and_skipped() {
         assert!(line.contains(&format!("block={garbage_block}")), "{line}");
         assert!(line.contains("log_index="), "{line}");
     }
+    service.stop().await;
+}
+
+/// A value-less legacy `TextChanged` on a node without history: the value cannot be read at
+/// the event's block, so it stays unknown (null), counted and logged; indexing continues.
+#[actix_rt::test]
+async fn legacy_text_without_history_is_unknown_counted_and_logged() {
+    let captured = Captured::default();
+    let sink = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(move || sink.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let chain_id = 31_405;
+    let anvil = Anvil::spawn_with_history(chain_id, 1).await.unwrap();
+    let mut driver = Driver::new(anvil.provider()).await.unwrap();
+    let d = Deployment::deploy(&mut driver).await.unwrap();
+    let owner = d.deployer;
+    let label = keccak256("notes");
+    let node = ensemble::ens::name::child_node(B256::ZERO, label);
+    driver
+        .call_tx(
+            owner,
+            d.registry,
+            IRegistry::setSubnodeRecordCall {
+                node: B256::ZERO,
+                label,
+                owner,
+                resolver: d.resolver,
+                ttl: 0,
+            },
+            "tld",
+        )
+        .await
+        .unwrap();
+    driver.mine().await.unwrap();
+    // Both public resolvers on npm emit the legacy, value-less TextChanged.
+    driver
+        .call_tx(
+            owner,
+            d.resolver,
+            IResolver::setTextCall { node, key: "url".into(), value: "https://x".into() },
+            "text",
+        )
+        .await
+        .unwrap();
+    let text_block = driver.mine().await.unwrap();
+    let mut last = 0;
+    for _ in 0..3 {
+        last = driver.mine().await.unwrap();
+    }
+
+    let db = TestDb::new(Backend::Sqlite).await;
+    let service = Service::start(&support::config(&db.url, d.chain_config(chain_id, &anvil.url)))
+        .await
+        .unwrap();
+    support::wait_for_block(&service.db, chain_id, last).await;
+
+    let record_id = format!("{chain_id}-{:#x}-{node:#x}", d.resolver);
+    let text = entities::resolver_text::Entity::find_by_id((
+        record_id,
+        format!("{:#x}", keccak256("url")),
+    ))
+    .one(&service.db)
+    .await
+    .unwrap()
+    .expect("the text record exists");
+    assert_eq!((text.key.as_str(), text.value), ("url", None));
+    let metrics = ensemble::metrics::install().render();
+    assert!(
+        metrics.contains(&format!("ensemble_text_values_unknown_total{{chain=\"{chain_id}\"}} 1")),
+        "{metrics}"
+    );
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let line = logs
+        .lines()
+        .find(|l| l.contains("Legacy text value unavailable"))
+        .unwrap_or_else(|| panic!("{logs}"));
+    assert!(line.contains(&format!("block={text_block}")) && line.contains("log_index="), "{line}");
     service.stop().await;
 }
