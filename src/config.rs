@@ -39,11 +39,30 @@ pub struct DatabaseConfig {
 }
 
 /// `[http]`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HttpConfig {
     /// Listen address; env `ENSEMBLE_HTTP_LISTEN` wins.
     pub listen: SocketAddr,
+    /// Bearer token of the admin API, from env `ENSEMBLE_ADMIN_TOKEN` only (never a file);
+    /// without one the admin API is disabled.
+    #[serde(skip)]
+    pub admin_token: Option<String>,
+    /// Whether `/ready` also waits for every chain of this process to finish backfill.
+    pub ready_requires_sync: bool,
+    /// Seconds a graceful shutdown may take before the process exits anyway.
+    pub shutdown_timeout_secs: u64,
+}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("listen", &self.listen)
+            .field("admin_token", &self.admin_token.as_ref().map(|_| "<redacted>"))
+            .field("ready_requires_sync", &self.ready_requires_sync)
+            .field("shutdown_timeout_secs", &self.shutdown_timeout_secs)
+            .finish()
+    }
 }
 
 /// `[indexer]`.
@@ -90,6 +109,9 @@ pub struct ChainConfig {
     /// Contracts with roles.
     pub contracts: Vec<ContractConfig>,
 }
+
+/// Shortest admin token accepted: long enough that guessing is hopeless.
+pub const MIN_ADMIN_TOKEN_BYTES: usize = 16;
 
 /// Default `eth_getLogs` window: most hosted providers accept 2 000 to 10 000 blocks.
 pub const DEFAULT_MAX_BLOCK_RANGE: u64 = 2_000;
@@ -205,11 +227,32 @@ impl Config {
                 ))
             })?;
         }
+        if let Some(token) = env.get("ENSEMBLE_ADMIN_TOKEN").filter(|t| !t.is_empty()) {
+            if token.len() < MIN_ADMIN_TOKEN_BYTES {
+                return Err(ConfigError::Invalid(format!(
+                    "ENSEMBLE_ADMIN_TOKEN is shorter than {MIN_ADMIN_TOKEN_BYTES} bytes; use a long random value, e.g. `openssl rand -hex 32`"
+                )));
+            }
+            self.http.admin_token = Some(token.clone());
+        }
         for chain in &mut self.chains {
             if let Some(url) = env.get(&format!("RPC_URL_{}", chain.id)) {
                 chain.rpc_url = Some(url.clone());
             }
         }
+        Ok(())
+    }
+
+    /// Keeps only the chains in `ids` (an indexer process split by chain); unknown ids are an
+    /// error so a typo does not silently index nothing.
+    pub fn retain_chains(&mut self, ids: &[u64]) -> Result<(), ConfigError> {
+        if let Some(missing) = ids.iter().find(|id| !self.chains.iter().any(|c| c.id == **id)) {
+            return Err(ConfigError::Invalid(format!(
+                "--chains names chain {missing}, which the config does not list; configured: {:?}",
+                self.chains.iter().map(|c| c.id).collect::<Vec<_>>()
+            )));
+        }
+        self.chains.retain(|c| ids.contains(&c.id));
         Ok(())
     }
 

@@ -9,14 +9,16 @@
 //! rpc/       alloy HTTP provider with retries and error classification
 //! store/     EntityStore (moka cache + dirty set), one-transaction flushes with the checkpoint
 //! dump       deterministic text dump of the indexed state, for comparing databases
-//! http       actix-web: /graphql (GraphiQL), /metrics, /health
-//! service    starts the chains and the HTTP server
+//! http       actix-web: /graphql (GraphiQL), /metrics, /health, /ready, /status
+//! admin      bearer-token admin API: list, restart, pause, resume chains
+//! service    starts the chains and/or the HTTP server (run, serve, index), stops gracefully
 //! devnet/    anvil + the real ENS contracts from npm, scenarios, ground truth via eth_call
 //! ```
 //!
 //! The GraphQL schema lives in the `graphql` crate, the tables in `entities`, their schema in
 //! `migrations`.
 
+pub mod admin;
 pub mod chain;
 pub mod config;
 pub mod devnet;
@@ -25,10 +27,11 @@ pub mod ens;
 pub mod error;
 pub mod http;
 pub mod metrics;
+pub mod progress;
 pub mod rpc;
 pub mod service;
 pub mod store;
 
 pub use config::Config;
 pub use error::Error;
-pub use service::Service;
+pub use service::{Mode, Service};

@@ -1,12 +1,12 @@
 //! The `ensemble` binary: parse the command line, load the configuration, initialise tracing
 //! and metrics, run.
 
-use std::path::PathBuf;
+use std::{path::PathBuf, time::Duration};
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use ensemble::{
-    Config, Service,
+    Config, Mode, Service,
     devnet::{Anvil, Driver, Scenario, scenario::ScenarioOptions},
 };
 
@@ -28,6 +28,21 @@ enum Command {
         /// Namespace file, e.g. config/mainnet.toml.
         #[arg(long)]
         config: Option<PathBuf>,
+    },
+    /// Serve GraphQL only, from a database that indexers write (read-only; scale out freely).
+    Serve {
+        /// Namespace file (its database, and the chains /ready waits for).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Index only (no GraphQL), optionally a subset of the configured chains.
+    Index {
+        /// Namespace file.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Comma-separated chain ids to index, e.g. 1,8453 (default: every configured chain).
+        #[arg(long, value_delimiter = ',')]
+        chains: Vec<u64>,
     },
     /// Start a local ENS chain (anvil + the real ENS contracts from npm), play a scenario of
     /// a few hundred names on it, then index it and serve GraphQL. Needs no network beyond npm.
@@ -83,11 +98,17 @@ async fn shutdown_signal() {
     let _ = ctrl_c.await;
 }
 
-async fn serve(config: Config) -> anyhow::Result<()> {
-    let service = Service::start(&config).await?;
+async fn serve(config: Config, mode: Mode) -> anyhow::Result<()> {
+    let service = Service::start_mode(&config, mode).await?;
+    let bars = ensemble::progress::spawn(&service);
     shutdown_signal().await;
-    tracing::info!(target: "ensemble", "Shutting down");
-    service.stop().await;
+    let timeout = Duration::from_secs(config.http.shutdown_timeout_secs);
+    tracing::info!(target: "ensemble", ?timeout, "Shutting down: committing in-flight work");
+    if let Some(bars) = bars {
+        bars.abort();
+    }
+    service.shutdown(timeout).await;
+    tracing::info!(target: "ensemble", "Stopped");
     Ok(())
 }
 
@@ -98,7 +119,17 @@ fn main() -> anyhow::Result<()> {
     let env = || std::env::vars();
     actix_rt::System::new().block_on(async move {
         match cli.command {
-            Command::Run { config } => serve(Config::load(config.as_deref(), env())?).await,
+            Command::Run { config } => serve(Config::load(config.as_deref(), env())?, Mode::Run).await,
+            Command::Serve { config } => {
+                serve(Config::load(config.as_deref(), env())?, Mode::Serve).await
+            }
+            Command::Index { config, chains } => {
+                let mut config = Config::load(config.as_deref(), env())?;
+                if !chains.is_empty() {
+                    config.retain_chains(&chains)?;
+                }
+                serve(config, Mode::Index).await
+            }
             Command::Devnet { config, names, database_url } => {
                 let mut config = Config::load(config.as_deref(), env())?;
                 let scratch = tempfile::tempdir()?;
@@ -114,7 +145,7 @@ fn main() -> anyhow::Result<()> {
                     .context("devnet scenario")?;
                 tracing::info!(target: "ensemble", names = scenario.names.len(), blocks = scenario.last_block, rpc = %anvil.url, "Scenario played");
                 config.chains = vec![scenario.deployment.chain_config(anvil.chain_id, &anvil.url)];
-                let result = serve(config).await;
+                let result = serve(config, Mode::Run).await;
                 drop(anvil);
                 result
             }

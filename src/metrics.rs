@@ -6,13 +6,14 @@
 //! | metric | kind | labels |
 //! |---|---|---|
 //! | `ensemble_mailbox_depth` / `ensemble_mailbox_capacity` | gauge | chain, actor |
-//! | `ensemble_actor_messages_total` | counter | chain, actor |
+//! | `ensemble_mailbox_wait_seconds` | summary | chain, actor |
+//! | `ensemble_actor_messages_received_total` / `_sent_total` | counter | chain, actor |
 //! | `ensemble_actor_restarts_total` | counter | chain, actor |
 //! | `ensemble_events_processed_total` / `ensemble_events_skipped_total` | counter | chain, event |
 //! | `ensemble_logs_undecodable_total` | counter | chain, contract |
 //! | `ensemble_text_values_unknown_total` | counter | chain |
 //! | `ensemble_handler_seconds`, `ensemble_flush_seconds`, `ensemble_flush_rows` | summary | chain (, event) |
-//! | `ensemble_chain_head_block` / `ensemble_chain_indexed_block` | gauge | chain |
+//! | `ensemble_chain_head_block` / `ensemble_chain_indexed_block` / `ensemble_chain_lag_blocks` | gauge | chain |
 //! | `ensemble_rpc_requests_total` / `_retries_total` / `_errors_total` | counter | chain, event (= method) |
 //! | `ensemble_cache_hits_total` / `ensemble_cache_misses_total` | counter | entity |
 //!
@@ -21,6 +22,7 @@
 
 use std::sync::OnceLock;
 
+use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
@@ -34,7 +36,85 @@ pub fn install() -> PrometheusHandle {
             // Another recorder may exist in a test binary; metrics then go there and the
             // handle still renders (an empty page) rather than failing startup.
             let _ = metrics::set_global_recorder(recorder);
+            describe();
             handle
         })
         .clone()
+}
+
+/// HELP text and units of every metric (Prometheus tooling expects them).
+fn describe() {
+    describe_gauge!(
+        "ensemble_mailbox_depth",
+        Unit::Count,
+        "Messages waiting in an actor's mailbox."
+    );
+    describe_gauge!("ensemble_mailbox_capacity", Unit::Count, "Capacity of an actor's mailbox.");
+    describe_histogram!(
+        "ensemble_mailbox_wait_seconds",
+        Unit::Seconds,
+        "Time a message waited in an actor's mailbox."
+    );
+    describe_counter!(
+        "ensemble_actor_messages_received_total",
+        Unit::Count,
+        "Messages an actor took from its mailbox."
+    );
+    describe_counter!(
+        "ensemble_actor_messages_sent_total",
+        Unit::Count,
+        "Data messages an actor sent downstream."
+    );
+    describe_counter!(
+        "ensemble_actor_restarts_total",
+        Unit::Count,
+        "Pipeline restarts (failures and admin restarts)."
+    );
+    describe_counter!("ensemble_events_processed_total", Unit::Count, "ENS events applied.");
+    describe_counter!(
+        "ensemble_events_skipped_total",
+        Unit::Count,
+        "Events skipped because they name an unknown node or registration."
+    );
+    describe_counter!(
+        "ensemble_logs_undecodable_total",
+        Unit::Count,
+        "Logs with a consumed topic whose body does not decode."
+    );
+    describe_counter!(
+        "ensemble_text_values_unknown_total",
+        Unit::Count,
+        "Legacy text values the node could not serve."
+    );
+    describe_histogram!("ensemble_handler_seconds", Unit::Seconds, "Time to apply one event.");
+    describe_histogram!("ensemble_flush_seconds", Unit::Seconds, "Time of one flush transaction.");
+    describe_histogram!("ensemble_flush_rows", Unit::Count, "Rows written by one flush.");
+    describe_gauge!("ensemble_chain_head_block", Unit::Count, "Latest block the endpoint reports.");
+    describe_gauge!(
+        "ensemble_chain_indexed_block",
+        Unit::Count,
+        "Last block committed to the database."
+    );
+    describe_gauge!(
+        "ensemble_chain_lag_blocks",
+        Unit::Count,
+        "Blocks between the targeted head and the last committed block."
+    );
+    describe_counter!(
+        "ensemble_rpc_requests_total",
+        Unit::Count,
+        "RPC calls made, by method (label event)."
+    );
+    describe_counter!(
+        "ensemble_rpc_retries_total",
+        Unit::Count,
+        "RPC calls retried after a transient failure."
+    );
+    describe_counter!(
+        "ensemble_rpc_errors_total",
+        Unit::Count,
+        "RPC calls that failed after retries."
+    );
+    describe_counter!("ensemble_cache_hits_total", Unit::Count, "Entity cache hits.");
+    describe_counter!("ensemble_cache_misses_total", Unit::Count, "Entity cache misses.");
 }

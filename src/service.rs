@@ -1,12 +1,32 @@
-//! [`Service`]: the running indexer and API. Opens the database, starts one
-//! [`ChainSupervisor`] per chain and the HTTP server, and stops them on request.
+//! [`Service`]: the running process. Depending on its [`Mode`] it indexes chains (one
+//! [`ChainSupervisor`] each), serves the GraphQL API, or both; it always serves metrics,
+//! health, readiness, status and the admin API. [`Service::shutdown`] stops it gracefully.
 
-use std::net::SocketAddr;
+use std::{net::SocketAddr, time::Duration};
 
 use actix::prelude::*;
 use sea_orm::DatabaseConnection;
 
-use crate::{chain::ChainSupervisor, config::Config, error::Error, http, metrics, store};
+use crate::{
+    admin::{Admin, Chains},
+    chain::supervisor::{ChainStatus, ChainSupervisor, Command, Control, GetStatus},
+    config::Config,
+    error::Error,
+    http::{self, HttpState},
+    metrics, store,
+};
+
+/// What a process does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Index the configured chains and serve GraphQL (`ensemble run`).
+    Run,
+    /// Serve GraphQL only, reading what indexers write (`ensemble serve`): never writes, never
+    /// migrates.
+    Serve,
+    /// Index only, no GraphQL (`ensemble index`).
+    Index,
+}
 
 /// A started service. Must be created inside an actix `System`.
 #[derive(Debug)]
@@ -15,35 +35,84 @@ pub struct Service {
     pub http_addr: SocketAddr,
     /// The database.
     pub db: DatabaseConnection,
-    supervisors: Vec<Addr<ChainSupervisor>>,
+    chains: Chains,
     server: actix_web::dev::ServerHandle,
 }
 
 impl Service {
-    /// Starts everything `config` asks for.
+    /// Starts everything `config` asks for, indexing and serving (`ensemble run`).
     pub async fn start(config: &Config) -> Result<Self, Error> {
-        let prometheus = metrics::install();
-        let db = store::database::connect(&config.database.url).await?;
-        let supervisors = config
-            .chains
-            .iter()
-            .map(|chain| {
-                ChainSupervisor::new(chain.clone(), config.indexer.clone(), db.clone()).start()
-            })
-            .collect();
-        let schema = graphql::build_schema(db.clone());
-        let (server, http_addr) = http::server(config.http.listen, schema, prometheus)
-            .map_err(|source| Error::Bind { addr: config.http.listen, source })?;
-        let handle = server.handle();
-        actix_rt::spawn(server);
-        tracing::info!(target: "ensemble", %http_addr, "GraphQL at http://{http_addr}/graphql");
-        Ok(Self { http_addr, db, supervisors, server: handle })
+        Self::start_mode(config, Mode::Run).await
     }
 
-    /// Stops the HTTP server gracefully and the chains. Uncommitted work is not lost: it
-    /// is re-applied from the checkpoint on the next start.
+    /// Starts the parts of `mode`.
+    pub async fn start_mode(config: &Config, mode: Mode) -> Result<Self, Error> {
+        let prometheus = metrics::install();
+        let db = match mode {
+            Mode::Serve => store::database::connect_without_migrating(&config.database.url).await?,
+            Mode::Run | Mode::Index => store::database::connect(&config.database.url).await?,
+        };
+        let chains: Chains = if mode == Mode::Serve {
+            Chains::new()
+        } else {
+            config
+                .chains
+                .iter()
+                .map(|chain| {
+                    let supervisor =
+                        ChainSupervisor::new(chain.clone(), config.indexer.clone(), db.clone());
+                    (chain.id, supervisor.start())
+                })
+                .collect()
+        };
+        let schema = (mode != Mode::Index).then(|| graphql::build_schema(db.clone()));
+        let state = HttpState {
+            db: db.clone(),
+            ready_chains: config.chains.iter().map(|c| c.id).collect(),
+            ready_requires_sync: config.http.ready_requires_sync,
+        };
+        let admin = Admin::new(config.http.admin_token.clone(), chains.clone());
+        let (server, http_addr) =
+            http::server(config.http.listen, schema, prometheus, state, admin)
+                .map_err(|source| Error::Bind { addr: config.http.listen, source })?;
+        let handle = server.handle();
+        actix_rt::spawn(server);
+        tracing::info!(target: "ensemble", %http_addr, ?mode, "Listening on http://{http_addr}");
+        Ok(Self { http_addr, db, chains, server: handle })
+    }
+
+    /// The supervisors of this process, by chain id.
+    pub fn chains(&self) -> &Chains {
+        &self.chains
+    }
+
+    /// Every chain's status, from its supervisor.
+    pub async fn statuses(&self) -> Vec<ChainStatus> {
+        let mut out = Vec::new();
+        for addr in self.chains.values() {
+            if let Ok(status) = addr.send(GetStatus).await {
+                out.push(status);
+            }
+        }
+        out
+    }
+
+    /// Graceful stop: every chain stops fetching, applies and commits what is in flight, then
+    /// the HTTP server finishes its requests. Gives up waiting after `timeout`; whatever was
+    /// not committed then is re-applied from the checkpoint on the next start.
+    pub async fn shutdown(self, timeout: Duration) {
+        let drains = futures::future::join_all(
+            self.chains.values().map(|addr| addr.send(Control(Command::Shutdown))),
+        );
+        if tokio::time::timeout(timeout, drains).await.is_err() {
+            tracing::warn!(target: "ensemble", ?timeout, "Shutdown deadline passed; exiting with work uncommitted (it resumes from the checkpoint)");
+        }
+        let _ = tokio::time::timeout(timeout, self.server.stop(true)).await;
+    }
+
+    /// Stops at once without committing in-flight work (tests and fatal exits).
     pub async fn stop(self) {
         self.server.stop(true).await;
-        drop(self.supervisors);
+        drop(self.chains);
     }
 }

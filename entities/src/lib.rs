@@ -10,6 +10,7 @@
 //!
 //! The entities carry no I/O and no GraphQL derives: `graphql/` wraps them in its own types.
 
+pub mod chain_status;
 pub mod checkpoint;
 pub mod domain;
 pub mod label;

@@ -2,13 +2,13 @@
 
 use async_graphql::{Context, Error, InputObject, Object, OneofObject};
 use entities::domain;
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
 use crate::{
     connection::{DomainConnection, DomainFilter},
     error::{code, coded, internal},
     name::{parse_address, validate_name},
-    types::{Account, Domain, Resolver},
+    types::{Account, Domain, IndexingStatus, Resolver},
 };
 
 /// Most names accepted by `domains(where: {name: {in: [...]}})`.
@@ -120,6 +120,19 @@ impl Query {
     async fn account(&self, by: AccountByInput) -> Result<Account, Error> {
         let (AccountByInput::Address(a) | AccountByInput::Id(a)) = by;
         Ok(Account(parse_address(&a)?))
+    }
+
+    /// What each chain's indexer is doing.
+    async fn indexing_status(&self, ctx: &Context<'_>) -> Result<Vec<IndexingStatus>, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        Ok(entities::chain_status::Entity::find()
+            .order_by_asc(entities::chain_status::Column::ChainId)
+            .all(db)
+            .await
+            .map_err(internal)?
+            .into_iter()
+            .map(IndexingStatus::from)
+            .collect())
     }
 
     /// A resolver contract.

@@ -8,6 +8,7 @@
 pub use sea_orm_migration::prelude::*;
 
 mod m20261130_000001_create_tables;
+mod m20261130_000002_create_chain_status;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -16,6 +17,9 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m20261130_000001_create_tables::Migration)]
+        vec![
+            Box::new(m20261130_000001_create_tables::Migration),
+            Box::new(m20261130_000002_create_chain_status::Migration),
+        ]
     }
 }

@@ -51,6 +51,8 @@ pub struct FetchedRange {
     pub blocks: HashMap<u64, BlockInfo>,
     /// Whether `to` is the target head.
     pub at_head: bool,
+    /// When it was sent (mailbox wait time).
+    pub sent_at: std::time::Instant,
 }
 
 /// The decoder actor of one chain.
@@ -164,11 +166,11 @@ impl DecodeJob {
             to_hash: format!("{:#x}", range.to_hash),
             events,
             at_head: range.at_head,
+            sent_at: self.handler_gauge.enqueued(),
         };
-        self.handler_gauge.enqueued();
         let sent = self.handler.send(batch).await;
         if sent.is_err() {
-            self.handler_gauge.dequeued();
+            self.handler_gauge.undo();
         }
         sent.map_err(|_| PipelineError::MailboxClosed { actor: "handler" })?
     }
@@ -238,11 +240,26 @@ impl DecodeJob {
     }
 }
 
+/// Finish the queued ranges, then accept nothing more.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct DrainDecoder;
+
+impl actix::Handler<DrainDecoder> for Decoder {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, _: DrainDecoder, _: &mut Self::Context) -> Self::Result {
+        // Atomic: runs only after every range queued before it has been handled.
+        self.poisoned = true;
+        AtomicResponse::new(Box::pin(fut::ready(())))
+    }
+}
+
 impl actix::Handler<FetchedRange> for Decoder {
     type Result = AtomicResponse<Self, Result<(), PipelineError>>;
 
     fn handle(&mut self, range: FetchedRange, _: &mut Self::Context) -> Self::Result {
-        self.gauge.dequeued();
+        self.gauge.dequeued(range.sent_at);
         if self.poisoned {
             return AtomicResponse::new(Box::pin(fut::ready(Err(PipelineError::Poisoned {
                 actor: "decoder",

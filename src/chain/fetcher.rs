@@ -6,7 +6,10 @@
 //! any address. A window the provider refuses is halved until it passes (down to one block);
 //! after a run of successes the window grows back towards `max_block_range`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+};
 
 use actix::prelude::*;
 use alloy::{primitives::Address, rpc::types::Filter};
@@ -17,6 +20,7 @@ use super::{
     PipelineError,
     decoder::{Decoder, FetchedRange},
     mailbox::MailboxGauge,
+    progress::ChainProgress,
     supervisor::{PipelineFailed, PipelineFinished},
 };
 use crate::{
@@ -53,6 +57,8 @@ pub struct FetchJob {
     pub decoder_gauge: MailboxGauge,
     /// The decoder's mailbox capacity: windows in flight at most.
     pub mailbox_capacity: usize,
+    /// Where the head and catching up are reported.
+    pub progress: Arc<ChainProgress>,
 }
 
 impl Fetcher {
@@ -64,6 +70,20 @@ impl Fetcher {
         finished: Recipient<PipelineFinished>,
     ) -> Self {
         Self { job: Some(job), generation, failed, finished }
+    }
+}
+
+/// Stop fetching now; windows already sent stay queued downstream.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct StopFetching;
+
+impl actix::Handler<StopFetching> for Fetcher {
+    type Result = ();
+
+    fn handle(&mut self, _: StopFetching, ctx: &mut Self::Context) {
+        // Stopping the context drops the fetch loop at its next await point.
+        ctx.stop();
     }
 }
 
@@ -130,6 +150,7 @@ impl FetchJob {
             let head = self.rpc.block_number().await?;
             metrics::gauge!("ensemble_chain_head_block", "chain" => label.clone()).set(head as f64);
             let mut target = head.saturating_sub(self.chain.confirmations);
+            self.progress.set_head(target);
             if let Some(end) = self.chain.end_block {
                 if next > end {
                     while let Some(sent) = inflight.next().await {
@@ -139,6 +160,7 @@ impl FetchJob {
                 }
                 target = target.min(end);
             }
+            self.progress.set_caught_up(next > target);
             if next > target {
                 // Caught up: learn the fate of every window in flight before idling, so a
                 // failure downstream is reported now rather than when the next block comes.
@@ -176,11 +198,11 @@ impl FetchJob {
                 .await?;
             let to_hash = blocks[&to].hash;
             tracing::debug!(target: "indexer::fetcher", chain = chain_id, from = next, to, logs = logs.len(), "Fetched logs");
-            let range =
-                FetchedRange { from: next, to, to_hash, logs, blocks, at_head: to == target };
             // At most `mailbox_capacity` windows are in flight, so the decoder's mailbox is
             // never over capacity and every send is enqueued in order the moment it is made.
-            self.decoder_gauge.enqueued();
+            let at_head = to == target;
+            let sent_at = self.decoder_gauge.enqueued();
+            let range = FetchedRange { from: next, to, to_hash, logs, blocks, at_head, sent_at };
             inflight.push_back(self.decoder.send(range));
             while inflight.len() >= self.mailbox_capacity {
                 Self::settle(inflight.next().await)?;

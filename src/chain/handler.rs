@@ -10,7 +10,9 @@ use std::time::Instant;
 
 use actix::prelude::*;
 
-use super::{PipelineError, mailbox::MailboxGauge};
+use std::sync::Arc;
+
+use super::{PipelineError, mailbox::MailboxGauge, progress::ChainProgress};
 use crate::{
     ens::{DecodedEvent, IndexContext, apply_event},
     store::{Checkpoint, EntityStore},
@@ -30,6 +32,17 @@ pub struct DecodedBatch {
     pub events: Vec<DecodedEvent>,
     /// Whether `to` is the current target head: flush now so the API sees it.
     pub at_head: bool,
+    /// When it was sent (mailbox wait time).
+    pub sent_at: std::time::Instant,
+}
+
+/// Finish what is queued, optionally flush it, and accept nothing more: how a pipeline is
+/// stopped without losing or half-writing a batch.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), PipelineError>")]
+pub struct Drain {
+    /// Commit what was applied since the last flush.
+    pub flush: bool,
 }
 
 /// The handler actor of one chain.
@@ -40,8 +53,12 @@ pub struct Handler {
     flush_rows: usize,
     mailbox_capacity: usize,
     gauge: MailboxGauge,
+    progress: Arc<ChainProgress>,
     expected_from: Option<u64>,
-    poisoned: bool,
+    /// Checkpoint of the last applied batch when it is not flushed yet.
+    unflushed: Option<Checkpoint>,
+    /// Set after a failure (state may be half-applied) or a drain: refuse every batch.
+    closed: bool,
 }
 
 impl Handler {
@@ -52,6 +69,7 @@ impl Handler {
         flush_rows: usize,
         mailbox_capacity: usize,
         gauge: MailboxGauge,
+        progress: Arc<ChainProgress>,
     ) -> Self {
         Self {
             ctx,
@@ -59,8 +77,10 @@ impl Handler {
             flush_rows,
             mailbox_capacity,
             gauge,
+            progress,
             expected_from: None,
-            poisoned: false,
+            unflushed: None,
+            closed: false,
         }
     }
 }
@@ -73,12 +93,34 @@ impl Actor for Handler {
     }
 }
 
+/// Flushes `store` with `checkpoint` and records the metrics of the flush.
+async fn flush(
+    store: &mut EntityStore,
+    checkpoint: &Checkpoint,
+    progress: &ChainProgress,
+) -> Result<(), PipelineError> {
+    let chain = checkpoint.chain_id.to_string();
+    let started = Instant::now();
+    let rows = store.flush(checkpoint).await?;
+    metrics::histogram!("ensemble_flush_seconds", "chain" => chain.clone())
+        .record(started.elapsed().as_secs_f64());
+    metrics::histogram!("ensemble_flush_rows", "chain" => chain.clone()).record(rows as f64);
+    metrics::gauge!("ensemble_chain_indexed_block", "chain" => chain)
+        .set(checkpoint.block_number as f64);
+    progress.set_indexed(checkpoint.block_number);
+    tracing::debug!(target: "indexer::handler", chain = checkpoint.chain_id, block = checkpoint.block_number, rows, "Flushed");
+    Ok(())
+}
+
+/// Applies a batch; flushes when enough is dirty or the batch reached the head. Returns the
+/// store and whether the batch's checkpoint is still unflushed.
 async fn apply_batch(
     ctx: IndexContext,
     mut store: EntityStore,
     batch: DecodedBatch,
     flush_rows: usize,
-) -> (EntityStore, Result<(), PipelineError>) {
+    progress: Arc<ChainProgress>,
+) -> (EntityStore, Result<bool, PipelineError>) {
     let chain = ctx.chain_id.to_string();
     for decoded in &batch.events {
         let event = decoded.event.name();
@@ -107,35 +149,24 @@ async fn apply_batch(
         metrics::histogram!("ensemble_handler_seconds", "chain" => chain.clone(), "event" => event)
             .record(started.elapsed().as_secs_f64());
     }
+    progress.add_events(batch.events.len() as u64);
+    let checkpoint =
+        Checkpoint { chain_id: ctx.chain_id, block_number: batch.to, block_hash: batch.to_hash };
     if batch.at_head || store.dirty_rows() >= flush_rows {
-        let checkpoint = Checkpoint {
-            chain_id: ctx.chain_id,
-            block_number: batch.to,
-            block_hash: batch.to_hash,
-        };
-        let started = Instant::now();
-        match store.flush(&checkpoint).await {
-            Ok(rows) => {
-                metrics::histogram!("ensemble_flush_seconds", "chain" => chain.clone())
-                    .record(started.elapsed().as_secs_f64());
-                metrics::histogram!("ensemble_flush_rows", "chain" => chain.clone())
-                    .record(rows as f64);
-                metrics::gauge!("ensemble_chain_indexed_block", "chain" => chain.clone())
-                    .set(batch.to as f64);
-                tracing::debug!(target: "indexer::handler", chain = ctx.chain_id, block = batch.to, rows, "Flushed");
-            }
-            Err(err) => return (store, Err(err.into())),
+        if let Err(err) = flush(&mut store, &checkpoint, &progress).await {
+            return (store, Err(err));
         }
+        return (store, Ok(false));
     }
-    (store, Ok(()))
+    (store, Ok(true))
 }
 
 impl actix::Handler<DecodedBatch> for Handler {
     type Result = AtomicResponse<Self, Result<(), PipelineError>>;
 
     fn handle(&mut self, batch: DecodedBatch, _: &mut Self::Context) -> Self::Result {
-        self.gauge.dequeued();
-        let refused = if self.poisoned {
+        self.gauge.dequeued(batch.sent_at);
+        let refused = if self.closed {
             Some(PipelineError::Poisoned { actor: "handler" })
         } else if let Some(expected) = self.expected_from.filter(|e| *e != batch.from) {
             Some(PipelineError::Gap { expected, got: batch.from })
@@ -146,19 +177,53 @@ impl actix::Handler<DecodedBatch> for Handler {
             (None, Some(store)) => store,
             (refused, store) => {
                 self.store = store;
-                self.poisoned = true;
+                self.closed = true;
                 let err = refused.unwrap_or(PipelineError::Poisoned { actor: "handler" });
                 return AtomicResponse::new(Box::pin(fut::ready(Err(err))));
             }
         };
         let next = batch.to + 1;
-        let fut = apply_batch(self.ctx.clone(), store, batch, self.flush_rows);
+        let pending = Checkpoint {
+            chain_id: self.ctx.chain_id,
+            block_number: batch.to,
+            block_hash: batch.to_hash.clone(),
+        };
+        let fut =
+            apply_batch(self.ctx.clone(), store, batch, self.flush_rows, self.progress.clone());
         AtomicResponse::new(Box::pin(fut.into_actor(self).map(move |(store, result), act, _| {
             act.store = Some(store);
-            match &result {
-                Ok(()) => act.expected_from = Some(next),
-                Err(_) => act.poisoned = true,
+            match result {
+                Ok(unflushed) => {
+                    act.expected_from = Some(next);
+                    act.unflushed = unflushed.then_some(pending);
+                    Ok(())
+                }
+                Err(err) => {
+                    act.closed = true;
+                    Err(err)
+                }
             }
+        })))
+    }
+}
+
+impl actix::Handler<Drain> for Handler {
+    type Result = AtomicResponse<Self, Result<(), PipelineError>>;
+
+    fn handle(&mut self, drain: Drain, _: &mut Self::Context) -> Self::Result {
+        // A closed handler may hold a half-applied batch: it must never flush.
+        let was_closed = std::mem::replace(&mut self.closed, true);
+        let checkpoint = if drain.flush && !was_closed { self.unflushed.take() } else { None };
+        let (Some(checkpoint), Some(mut store)) = (checkpoint, self.store.take()) else {
+            return AtomicResponse::new(Box::pin(fut::ready(Ok(()))));
+        };
+        let progress = self.progress.clone();
+        let fut = async move {
+            let result = flush(&mut store, &checkpoint, &progress).await;
+            (store, result)
+        };
+        AtomicResponse::new(Box::pin(fut.into_actor(self).map(|(store, result), act, _| {
+            act.store = Some(store);
             result
         })))
     }

@@ -2,37 +2,53 @@
 //! queue lengths, so senders count a message in before `send` and the receiving actor counts
 //! it out when it starts handling it.
 
-use metrics::Gauge;
+use std::time::Instant;
 
-/// Depth gauge of one actor's mailbox, labelled `chain` and `actor`.
+use metrics::{Counter, Gauge, Histogram};
+
+/// Depth gauge of one actor's mailbox, labelled `chain` and `actor`, with the counters of
+/// what goes in (sent by `from`) and out.
 #[derive(Clone, Debug)]
 pub struct MailboxGauge {
     depth: Gauge,
-    chain: String,
-    actor: &'static str,
+    received: Counter,
+    sent: Counter,
+    wait: Histogram,
 }
 
 impl MailboxGauge {
-    /// The gauge of `actor` on `chain`, also publishing its capacity.
-    pub fn new(chain: u64, actor: &'static str, capacity: usize) -> Self {
+    /// The gauge of `actor`'s mailbox on `chain`, fed by `from`; publishes the capacity.
+    pub fn new(chain: u64, actor: &'static str, from: &'static str, capacity: usize) -> Self {
         let chain = chain.to_string();
         metrics::gauge!("ensemble_mailbox_capacity", "chain" => chain.clone(), "actor" => actor)
             .set(capacity as f64);
         let depth =
             metrics::gauge!("ensemble_mailbox_depth", "chain" => chain.clone(), "actor" => actor);
         depth.set(0.0);
-        Self { depth, chain, actor }
+        Self {
+            depth,
+            received: metrics::counter!("ensemble_actor_messages_received_total", "chain" => chain.clone(), "actor" => actor),
+            sent: metrics::counter!("ensemble_actor_messages_sent_total", "chain" => chain.clone(), "actor" => from),
+            wait: metrics::histogram!("ensemble_mailbox_wait_seconds", "chain" => chain, "actor" => actor),
+        }
     }
 
-    /// A message is about to be sent.
-    pub fn enqueued(&self) {
+    /// A message is about to be sent; returns when, for the wait-time measurement.
+    pub fn enqueued(&self) -> Instant {
         self.depth.increment(1.0);
+        self.sent.increment(1);
+        Instant::now()
     }
 
-    /// The actor took a message out (or a send failed).
-    pub fn dequeued(&self) {
+    /// A send failed: the message never reached the mailbox.
+    pub fn undo(&self) {
         self.depth.decrement(1.0);
-        metrics::counter!("ensemble_actor_messages_total", "chain" => self.chain.clone(), "actor" => self.actor)
-            .increment(1);
+    }
+
+    /// The actor took out a message enqueued at `at`.
+    pub fn dequeued(&self, at: Instant) {
+        self.depth.decrement(1.0);
+        self.received.increment(1);
+        self.wait.record(at.elapsed().as_secs_f64());
     }
 }

@@ -14,6 +14,7 @@ pub mod error;
 pub mod fetcher;
 pub mod handler;
 pub mod mailbox;
+pub mod progress;
 pub mod supervisor;
 
 pub use error::PipelineError;

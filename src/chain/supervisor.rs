@@ -1,22 +1,36 @@
-//! [`ChainSupervisor`]: owns one chain's pipeline (handler, decoder, fetcher) and replaces it
-//! when it fails. Messages: [`PipelineFailed`] and [`PipelineFinished`] from its fetcher.
+//! [`ChainSupervisor`]: owns one chain's pipeline (handler, decoder, fetcher), replaces it when
+//! it fails, and obeys control commands. Messages: [`PipelineFailed`] and [`PipelineFinished`]
+//! from its fetcher; [`Control`] (restart, pause, resume, shutdown) and [`GetStatus`] from the
+//! service and the admin API.
 //!
-//! A replacement pipeline starts from the database checkpoint with a fresh entity store, so a
-//! restart is a resume. Restarts back off exponentially (capped); a fatal error (the endpoint
-//! serves another chain) stops the chain instead of looping. Each pipeline has a generation
-//! number so a late report from a replaced pipeline is ignored.
+//! Every pipeline starts from the database checkpoint with a fresh entity store, so a restart
+//! is a resume. A pipeline is always *drained* before another one starts: the fetcher stops,
+//! the decoder and handler finish what is queued, and the handler either commits it (a
+//! deliberate stop) or, after a failure, writes nothing more. Two pipelines of one chain never
+//! write at the same time. Each pipeline has a generation number, so a late report from a
+//! replaced pipeline is ignored.
+//!
+//! Failures restart with exponential backoff (capped, reset after a healthy run); a fatal error
+//! (the endpoint serves another chain) stops the chain instead of looping. Every
+//! [`STATUS_INTERVAL`] the supervisor writes the chain's status row.
 
-use std::{collections::HashMap, time::Duration};
+use std::{
+    collections::HashMap,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use actix::prelude::*;
-use sea_orm::DatabaseConnection;
+use entities::chain_status;
+use sea_orm::{DatabaseConnection, EntityTrait, IntoActiveModel, sea_query::OnConflict};
 
 use super::{
     PipelineError,
-    decoder::{DecodeJob, Decoder},
-    fetcher::{FetchJob, Fetcher},
-    handler::Handler,
+    decoder::{DecodeJob, Decoder, DrainDecoder},
+    fetcher::{FetchJob, Fetcher, StopFetching},
+    handler::{Drain, Handler},
     mailbox::MailboxGauge,
+    progress::ChainProgress,
 };
 use crate::{
     config::{ChainConfig, IndexerConfig},
@@ -29,9 +43,47 @@ use crate::{
 pub const BASE_RESTART_DELAY: Duration = Duration::from_millis(500);
 /// Longest restart delay.
 pub const MAX_RESTART_DELAY: Duration = Duration::from_secs(30);
-
 /// A pipeline that ran this long before failing counts as healthy: the backoff starts over.
 pub const HEALTHY_RUN: Duration = Duration::from_secs(60);
+/// How often the status row and progress numbers are refreshed.
+pub const STATUS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What a chain is doing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Pipeline started, position not known yet.
+    Starting,
+    /// Catching up with the head.
+    Backfill,
+    /// At the head, following it.
+    Following,
+    /// Stopped by an operator; resumes on request.
+    Paused,
+    /// Waiting to restart after a failure.
+    Restarting,
+    /// Stopped for good by a fatal error.
+    Failed(String),
+    /// Stopped for shutdown.
+    Stopped,
+    /// Reached the configured `end_block`.
+    Finished,
+}
+
+impl Phase {
+    /// Stable name for status output.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Starting => "starting",
+            Self::Backfill => "backfill",
+            Self::Following => "following",
+            Self::Paused => "paused",
+            Self::Restarting => "restarting",
+            Self::Failed(_) => "failed",
+            Self::Stopped => "stopped",
+            Self::Finished => "finished",
+        }
+    }
+}
 
 /// A pipeline stopped with an error.
 #[derive(Debug, Message)]
@@ -53,6 +105,59 @@ pub struct PipelineFinished {
     pub block: u64,
 }
 
+/// An operator command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Drain the pipeline (committing what it applied) and start a new one from the checkpoint.
+    Restart,
+    /// Drain the pipeline and stay stopped.
+    Pause,
+    /// Start a pipeline again after a pause (or a fatal failure).
+    Resume,
+    /// Drain for process shutdown.
+    Shutdown,
+}
+
+/// Runs a [`Command`]; answers with the resulting status.
+#[derive(Debug, Message)]
+#[rtype(result = "ChainStatus")]
+pub struct Control(pub Command);
+
+/// Asks for the chain's status.
+#[derive(Debug, Message)]
+#[rtype(result = "ChainStatus")]
+pub struct GetStatus;
+
+/// A chain's status as the supervisor sees it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ChainStatus {
+    /// Chain id.
+    pub chain_id: u64,
+    /// Configured name.
+    pub name: String,
+    /// Phase name.
+    pub phase: &'static str,
+    /// Head targeted (after confirmations).
+    pub head_block: u64,
+    /// Last committed block.
+    pub indexed_block: u64,
+    /// Events per second over the last interval.
+    pub events_per_second: f64,
+    /// Seconds to the head at the current pace.
+    pub eta_seconds: Option<u64>,
+    /// Pipeline restarts so far.
+    pub restarts: u64,
+    /// The fatal error, if failed.
+    pub error: Option<String>,
+}
+
+#[derive(Debug)]
+struct Pipeline {
+    fetcher: Addr<Fetcher>,
+    decoder: Addr<Decoder>,
+    handler: Addr<Handler>,
+}
+
 /// Supervisor of one chain.
 #[derive(Debug)]
 pub struct ChainSupervisor {
@@ -60,9 +165,16 @@ pub struct ChainSupervisor {
     indexer: IndexerConfig,
     db: DatabaseConnection,
     generation: u64,
+    phase: Phase,
+    restarts: u64,
     consecutive_failures: u32,
-    started_at: std::time::Instant,
-    fetcher: Option<Addr<Fetcher>>,
+    started_at: Instant,
+    pipeline: Option<Pipeline>,
+    pending_start: Option<SpawnHandle>,
+    progress: Arc<ChainProgress>,
+    last_sample: (Instant, u64, u64),
+    events_per_second: f64,
+    blocks_per_second: f64,
 }
 
 impl ChainSupervisor {
@@ -73,15 +185,28 @@ impl ChainSupervisor {
             indexer,
             db,
             generation: 0,
+            phase: Phase::Starting,
+            restarts: 0,
             consecutive_failures: 0,
-            started_at: std::time::Instant::now(),
-            fetcher: None,
+            started_at: Instant::now(),
+            pipeline: None,
+            pending_start: None,
+            progress: Arc::new(ChainProgress::default()),
+            last_sample: (Instant::now(), 0, 0),
+            events_per_second: 0.0,
+            blocks_per_second: 0.0,
         }
     }
 
+    fn label(&self) -> String {
+        self.chain.id.to_string()
+    }
+
     fn start_pipeline(&mut self, ctx: &mut Context<Self>) {
+        self.pending_start = None;
         self.generation += 1;
-        self.started_at = std::time::Instant::now();
+        self.started_at = Instant::now();
+        self.phase = Phase::Starting;
         let chain = &self.chain;
         let registry =
             chain.contract(ContractRole::Registry).expect("validated: one registry per chain");
@@ -90,12 +215,13 @@ impl ChainSupervisor {
             Ok(rpc) => rpc,
             Err(err) => {
                 tracing::error!(target: "indexer::supervisor", chain = chain.id, error = %err, "Chain stopped");
+                self.phase = Phase::Failed(err.to_string());
                 return;
             }
         };
         let cap = self.indexer.mailbox_capacity;
-        let handler_gauge = MailboxGauge::new(chain.id, "handler", cap);
-        let decoder_gauge = MailboxGauge::new(chain.id, "decoder", cap);
+        let handler_gauge = MailboxGauge::new(chain.id, "handler", "decoder", cap);
+        let decoder_gauge = MailboxGauge::new(chain.id, "decoder", "fetcher", cap);
         let store = EntityStore::new(self.db.clone(), self.indexer.cache_rows);
         let handler = Handler::new(
             IndexContext::new(chain.id, registry),
@@ -103,6 +229,7 @@ impl ChainSupervisor {
             self.indexer.flush_rows,
             cap,
             handler_gauge.clone(),
+            self.progress.clone(),
         )
         .start();
         let roles: HashMap<_, _> = chain.contracts.iter().map(|c| (c.address, c.role)).collect();
@@ -111,7 +238,7 @@ impl ChainSupervisor {
             roles,
             rpc: rpc.clone(),
             db: self.db.clone(),
-            handler,
+            handler: handler.clone(),
             handler_gauge,
         };
         let decoder = Decoder::new(job, decoder_gauge.clone(), cap).start();
@@ -119,15 +246,129 @@ impl ChainSupervisor {
             chain: chain.clone(),
             rpc,
             db: self.db.clone(),
-            decoder,
+            decoder: decoder.clone(),
             decoder_gauge,
             mailbox_capacity: cap,
+            progress: self.progress.clone(),
         };
         let me = ctx.address();
-        self.fetcher = Some(
-            Fetcher::new(job, self.generation, me.clone().recipient(), me.recipient()).start(),
-        );
+        let fetcher =
+            Fetcher::new(job, self.generation, me.clone().recipient(), me.recipient()).start();
+        self.pipeline = Some(Pipeline { fetcher, decoder, handler });
         tracing::info!(target: "indexer::supervisor", chain = chain.id, generation = self.generation, "Pipeline started");
+    }
+
+    /// Stops the current pipeline in order; with `commit` the handler flushes what it applied.
+    /// Reports of the drained pipeline are ignored from here on.
+    fn drain(&mut self, ctx: &mut Context<Self>, commit: bool) -> impl Future<Output = ()> + use<> {
+        self.generation += 1;
+        if let Some(handle) = self.pending_start.take() {
+            ctx.cancel_future(handle);
+        }
+        let pipeline = self.pipeline.take();
+        let chain = self.chain.id;
+        async move {
+            let Some(p) = pipeline else { return };
+            let _ = p.fetcher.send(StopFetching).await;
+            let _ = p.decoder.send(DrainDecoder).await;
+            if let Ok(Err(err)) = p.handler.send(Drain { flush: commit }).await {
+                tracing::warn!(target: "indexer::supervisor", chain, error = %err, "Final flush failed; the chain resumes from its previous checkpoint");
+            }
+        }
+    }
+
+    fn status(&self) -> ChainStatus {
+        let head = self.progress.head();
+        let indexed = self.progress.indexed();
+        let behind = head.saturating_sub(indexed);
+        let eta_seconds = (behind > 0 && self.blocks_per_second > 0.0)
+            .then(|| (behind as f64 / self.blocks_per_second).ceil() as u64);
+        let phase = match &self.phase {
+            Phase::Starting | Phase::Backfill | Phase::Following if self.pipeline.is_some() => {
+                if self.progress.caught_up() {
+                    Phase::Following
+                } else if head > 0 {
+                    Phase::Backfill
+                } else {
+                    Phase::Starting
+                }
+            }
+            other => other.clone(),
+        };
+        ChainStatus {
+            chain_id: self.chain.id,
+            name: self.chain.name.clone(),
+            phase: phase.as_str(),
+            head_block: head,
+            indexed_block: indexed,
+            events_per_second: self.events_per_second,
+            eta_seconds,
+            restarts: self.restarts,
+            error: match &self.phase {
+                Phase::Failed(e) => Some(e.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    fn sample(&mut self) {
+        let now = Instant::now();
+        let (at, events, blocks) = self.last_sample;
+        let secs = now.duration_since(at).as_secs_f64().max(1e-3);
+        let (e, b) = (self.progress.events(), self.progress.indexed());
+        self.events_per_second = (e.saturating_sub(events)) as f64 / secs;
+        self.blocks_per_second = (b.saturating_sub(blocks)) as f64 / secs;
+        self.last_sample = (now, e, b);
+        let label = self.label();
+        metrics::gauge!("ensemble_chain_lag_blocks", "chain" => label)
+            .set(self.progress.head().saturating_sub(b) as f64);
+    }
+
+    fn write_status(&self, ctx: &mut Context<Self>) {
+        let s = self.status();
+        let row = chain_status::Model {
+            chain_id: s.chain_id as i64,
+            name: s.name,
+            phase: s.phase.to_owned(),
+            head_block: s.head_block as i64,
+            indexed_block: s.indexed_block as i64,
+            events_per_second: s.events_per_second,
+            eta_seconds: s.eta_seconds.map(|e| i64::try_from(e).unwrap_or(i64::MAX)),
+            restarts: s.restarts as i64,
+            error: s.error,
+            updated_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64),
+        };
+        let db = self.db.clone();
+        let chain = self.chain.id;
+        ctx.spawn(
+            async move {
+                let columns = [
+                    chain_status::Column::Name,
+                    chain_status::Column::Phase,
+                    chain_status::Column::HeadBlock,
+                    chain_status::Column::IndexedBlock,
+                    chain_status::Column::EventsPerSecond,
+                    chain_status::Column::EtaSeconds,
+                    chain_status::Column::Restarts,
+                    chain_status::Column::Error,
+                    chain_status::Column::UpdatedAt,
+                ];
+                let upsert = chain_status::Entity::insert(row.into_active_model())
+                    .on_conflict(
+                        OnConflict::column(chain_status::Column::ChainId)
+                            .update_columns(columns)
+                            .to_owned(),
+                    )
+                    .exec_without_returning(&db)
+                    .await;
+                if let Err(err) = upsert {
+                    tracing::debug!(target: "indexer::supervisor", chain, error = %err, "Status not written");
+                }
+            }
+            .into_actor(self),
+        );
     }
 }
 
@@ -136,6 +377,10 @@ impl Actor for ChainSupervisor {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         self.start_pipeline(ctx);
+        ctx.run_interval(STATUS_INTERVAL, |act, ctx| {
+            act.sample();
+            act.write_status(ctx);
+        });
     }
 }
 
@@ -146,25 +391,30 @@ impl actix::Handler<PipelineFailed> for ChainSupervisor {
         if msg.generation != self.generation {
             return;
         }
-        // Dropping the fetcher's address lets the whole pipeline wind down: the decoder and
-        // handler are poisoned and stop once their addresses are gone.
-        self.fetcher = None;
         let chain = self.chain.id;
+        // Drain without committing: the failed handler refuses to flush anyway, and the next
+        // pipeline must not start before the old one is quiet.
+        let drained = self.drain(ctx, false);
         if msg.error.is_fatal() {
             tracing::error!(target: "indexer::supervisor", chain, error = %msg.error, "Chain stopped: fix the configuration and restart");
+            self.phase = Phase::Failed(msg.error.to_string());
+            ctx.spawn(drained.into_actor(self));
             return;
         }
         if self.started_at.elapsed() >= HEALTHY_RUN {
             self.consecutive_failures = 0;
         }
         self.consecutive_failures += 1;
+        self.restarts += 1;
+        self.phase = Phase::Restarting;
         let delay = BASE_RESTART_DELAY
             .saturating_mul(1 << self.consecutive_failures.min(8))
             .min(MAX_RESTART_DELAY);
-        metrics::counter!("ensemble_actor_restarts_total", "chain" => chain.to_string(), "actor" => "pipeline")
+        metrics::counter!("ensemble_actor_restarts_total", "chain" => self.label(), "actor" => "pipeline")
             .increment(1);
         tracing::warn!(target: "indexer::supervisor", chain, error = %msg.error, ?delay, "Pipeline failed; restarting from checkpoint");
-        ctx.run_later(delay, |act, ctx| act.start_pipeline(ctx));
+        ctx.wait(drained.into_actor(self));
+        self.pending_start = Some(ctx.run_later(delay, |act, ctx| act.start_pipeline(ctx)));
     }
 }
 
@@ -174,7 +424,51 @@ impl actix::Handler<PipelineFinished> for ChainSupervisor {
     fn handle(&mut self, msg: PipelineFinished, _: &mut Self::Context) {
         if msg.generation == self.generation {
             self.consecutive_failures = 0;
+            self.phase = Phase::Finished;
             tracing::info!(target: "indexer::supervisor", chain = self.chain.id, block = msg.block, "Reached end block");
         }
+    }
+}
+
+impl actix::Handler<Control> for ChainSupervisor {
+    type Result = AtomicResponse<Self, ChainStatus>;
+
+    fn handle(&mut self, Control(command): Control, ctx: &mut Self::Context) -> Self::Result {
+        let chain = self.chain.id;
+        tracing::info!(target: "indexer::supervisor", chain, ?command, "Control command");
+        let (commit, next) = match command {
+            Command::Restart => (true, Some(Phase::Starting)),
+            Command::Pause => (true, Some(Phase::Paused)),
+            Command::Shutdown => (true, Some(Phase::Stopped)),
+            Command::Resume if self.pipeline.is_none() => (true, Some(Phase::Starting)),
+            Command::Resume => (true, None),
+        };
+        let Some(next) = next else {
+            return AtomicResponse::new(Box::pin(fut::ready(self.status())));
+        };
+        if command == Command::Restart {
+            self.restarts += 1;
+            metrics::counter!("ensemble_actor_restarts_total", "chain" => self.label(), "actor" => "pipeline")
+                .increment(1);
+        }
+        let drained = self.drain(ctx, commit);
+        AtomicResponse::new(Box::pin(drained.into_actor(self).map(move |(), act, ctx| {
+            if next == Phase::Starting {
+                act.consecutive_failures = 0;
+                act.start_pipeline(ctx);
+            } else {
+                act.phase = next;
+            }
+            act.write_status(ctx);
+            act.status()
+        })))
+    }
+}
+
+impl actix::Handler<GetStatus> for ChainSupervisor {
+    type Result = MessageResult<GetStatus>;
+
+    fn handle(&mut self, _: GetStatus, _: &mut Self::Context) -> Self::Result {
+        MessageResult(self.status())
     }
 }

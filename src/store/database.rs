@@ -13,6 +13,14 @@ pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
 
 /// Opens `url` and applies pending migrations.
 pub async fn connect(url: &str) -> Result<DatabaseConnection, StoreError> {
+    let db = connect_without_migrating(url).await?;
+    Migrator::up(&db, None).await.map_err(StoreError::db("migrate"))?;
+    Ok(db)
+}
+
+/// Opens `url` as it is: for API-only processes, which never change the schema (several may
+/// start at once against one PostgreSQL; the indexers or `ensemble migrate` own migrations).
+pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, StoreError> {
     let is_sqlite = url.starts_with("sqlite:");
     if !is_sqlite && !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
         return Err(StoreError::UnsupportedUrl(url.to_owned()));
@@ -33,7 +41,5 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, StoreError> {
                 .create_if_missing(true)
         });
     }
-    let db = Database::connect(opts).await.map_err(StoreError::db("connect"))?;
-    Migrator::up(&db, None).await.map_err(StoreError::db("migrate"))?;
-    Ok(db)
+    Database::connect(opts).await.map_err(StoreError::db("connect"))
 }

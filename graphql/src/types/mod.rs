@@ -2,11 +2,13 @@
 
 mod account;
 mod domain;
+mod indexing_status;
 mod registration;
 mod resolver;
 
 pub use account::Account;
 pub use domain::{CanonicalName, Domain, DomainCanonical, DomainResolver, Label};
+pub use indexing_status::IndexingStatus;
 pub use registration::Registration;
 pub use resolver::{
     AccountId, AccountIdInput, AddressRecord, NameOrNodeInput, Resolver, ResolverRecords,

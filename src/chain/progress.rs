@@ -1,0 +1,57 @@
+//! [`ChainProgress`]: the live numbers of one chain, shared by its actors. The fetcher stores
+//! the head it sees and whether it has caught up; the handler stores the last committed block
+//! and counts applied events. The supervisor reads them for `/status`, metrics and the
+//! progress bar. Plain atomics: each number has a single writer.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Live progress of one chain.
+#[derive(Debug, Default)]
+pub struct ChainProgress {
+    head: AtomicU64,
+    indexed: AtomicU64,
+    events: AtomicU64,
+    caught_up: AtomicBool,
+}
+
+impl ChainProgress {
+    /// The fetcher saw `head` (after confirmations).
+    pub fn set_head(&self, head: u64) {
+        self.head.store(head, Ordering::Relaxed);
+    }
+
+    /// The handler committed everything up to `block`.
+    pub fn set_indexed(&self, block: u64) {
+        self.indexed.store(block, Ordering::Relaxed);
+    }
+
+    /// The handler applied `n` more events.
+    pub fn add_events(&self, n: u64) {
+        self.events.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The fetcher reached the head (backfill is over) or fell behind again.
+    pub fn set_caught_up(&self, caught_up: bool) {
+        self.caught_up.store(caught_up, Ordering::Relaxed);
+    }
+
+    /// Head seen.
+    pub fn head(&self) -> u64 {
+        self.head.load(Ordering::Relaxed)
+    }
+
+    /// Last committed block.
+    pub fn indexed(&self) -> u64 {
+        self.indexed.load(Ordering::Relaxed)
+    }
+
+    /// Events applied since the process started.
+    pub fn events(&self) -> u64 {
+        self.events.load(Ordering::Relaxed)
+    }
+
+    /// Whether the fetcher is at the head.
+    pub fn caught_up(&self) -> bool {
+        self.caught_up.load(Ordering::Relaxed)
+    }
+}
