@@ -46,30 +46,48 @@ impl Admin {
         Self { token, chains }
     }
 
-    fn authorize(&self, req: &HttpRequest) -> Result<(), HttpResponse> {
-        use actix_web::http::StatusCode;
-        let Some(token) = &self.token else {
-            return Err(error(
-                StatusCode::NOT_FOUND,
-                "admin API disabled: set ENSEMBLE_ADMIN_TOKEN",
-            ));
-        };
+    fn authorize(&self, req: &HttpRequest) -> Result<(), Denied> {
+        let Some(token) = &self.token else { return Err(Denied::Disabled) };
         let given = req
             .headers()
             .get(actix_web::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
         match given {
-            None => Err(error(StatusCode::UNAUTHORIZED, "missing bearer token")),
+            None => Err(Denied::Missing),
             Some(given) if constant_time_eq(given.as_bytes(), token.as_bytes()) => Ok(()),
-            Some(_) => Err(error(StatusCode::FORBIDDEN, "wrong bearer token")),
+            Some(_) => Err(Denied::Wrong),
+        }
+    }
+}
+
+/// Why a request was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Denied {
+    /// No token configured: the API does not exist.
+    Disabled,
+    /// No bearer token sent.
+    Missing,
+    /// A bearer token that is not the configured one.
+    Wrong,
+}
+
+impl Denied {
+    fn response(self) -> HttpResponse {
+        use actix_web::http::StatusCode;
+        match self {
+            Self::Disabled => {
+                error(StatusCode::NOT_FOUND, "admin API disabled: set ENSEMBLE_ADMIN_TOKEN")
+            }
+            Self::Missing => error(StatusCode::UNAUTHORIZED, "missing bearer token"),
+            Self::Wrong => error(StatusCode::FORBIDDEN, "wrong bearer token"),
         }
     }
 }
 
 async fn list(admin: web::Data<Admin>, req: HttpRequest) -> HttpResponse {
     if let Err(denied) = admin.authorize(&req) {
-        return denied;
+        return denied.response();
     }
     let mut statuses = Vec::new();
     for addr in admin.chains.values() {
@@ -87,7 +105,7 @@ async fn command(
 ) -> HttpResponse {
     use actix_web::http::StatusCode;
     if let Err(denied) = admin.authorize(&req) {
-        return denied;
+        return denied.response();
     }
     let (chain, verb) = path.into_inner();
     let command = match verb.as_str() {

@@ -346,6 +346,29 @@ mod tests {
     }
 
     #[test]
+    fn chain_subsets_must_exist() {
+        let file = write(CHAIN);
+        let env = [("RPC_URL_31337".to_owned(), "http://127.0.0.1:1".to_owned())];
+        let mut config = Config::load(Some(file.path()), env).unwrap();
+        let err = config.retain_chains(&[1]).unwrap_err().to_string();
+        assert!(err.contains("chain 1") && err.contains("31337"), "{err}");
+        config.retain_chains(&[31337]).unwrap();
+        assert_eq!(config.chains.len(), 1);
+    }
+
+    #[test]
+    fn admin_token_comes_from_env_and_must_be_long() {
+        let short = [("ENSEMBLE_ADMIN_TOKEN".to_owned(), "short".to_owned())];
+        assert!(
+            Config::load(None, short).unwrap_err().to_string().contains("ENSEMBLE_ADMIN_TOKEN")
+        );
+        let long = [("ENSEMBLE_ADMIN_TOKEN".to_owned(), "x".repeat(32))];
+        let config = Config::load(None, long).unwrap();
+        assert!(config.http.admin_token.is_some());
+        assert!(!format!("{config:?}").contains(&"x".repeat(32)), "the token never shows in Debug");
+    }
+
+    #[test]
     fn unknown_keys_are_rejected() {
         let file = write("[http]\nlisten = \"127.0.0.1:1\"\nlisten_typo = 1\n");
         let err = Config::load(Some(file.path()), []).unwrap_err().to_string();

@@ -3,10 +3,12 @@
 
 #![allow(unreachable_pub, missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+mod admin;
 mod decode_errors;
 mod graphql;
 mod handlers;
 mod indexing;
 mod metrics;
 mod restart;
+mod split;
 mod support;

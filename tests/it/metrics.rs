@@ -40,6 +40,8 @@ async fn metrics_show_mailboxes_per_actor_and_chain() {
         "{text}"
     );
 
+    promtool_accepts(&text);
+
     let health = client.get(format!("{base}/health")).send().await.unwrap();
     assert_eq!(health.status(), 200);
     let graphiql =
@@ -56,4 +58,25 @@ async fn metrics_show_mailboxes_per_actor_and_chain() {
         .unwrap();
     assert_eq!(answer["data"]["domain"]["canonical"]["depth"], 2, "{answer}");
     service.stop().await;
+}
+
+/// `promtool check metrics` (Debian package `prometheus`, installed by `.ci/run`) must accept
+/// the exposition: names, types, HELP texts, units.
+fn promtool_accepts(exposition: &str) {
+    use std::io::Write;
+    let mut child = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool is installed (apt-get install prometheus; .ci/run does it)");
+    child.stdin.take().unwrap().write_all(exposition.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
