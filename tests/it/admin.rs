@@ -106,6 +106,8 @@ async fn admin(client: &reqwest::Client, base: &str, chain: u64, command: &str) 
     response.json().await.unwrap()
 }
 
+/// The service runs as its own process (`ensemble run`); this test process keeps querying it
+/// over HTTP while it restarts, pauses and resumes the chain through the admin API.
 #[actix_rt::test]
 async fn restart_pause_resume_under_query_load_change_nothing() {
     let chain_id = 31_411;
@@ -122,19 +124,27 @@ async fn restart_pause_resume_under_query_load_change_nothing() {
     service.stop().await;
 
     let db = TestDb::new(Backend::Sqlite).await;
-    let mut config = with_token(support::config(&db.url, chain), Some(TOKEN));
-    config.indexer.flush_rows = 1;
-    let service = Service::start(&config).await.unwrap();
-    let base = format!("http://{}", service.http_addr);
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = support::write_config(dir.path(), &db.url, &chain, 1);
+    let port = support::free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = support::spawn_ensemble(
+        &config_path,
+        &[("ENSEMBLE_ADMIN_TOKEN", TOKEN), ("ENSEMBLE_HTTP_LISTEN", &listen)],
+    );
+    let base = format!("http://{listen}");
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while client.get(format!("{base}/health")).send().await.is_err() {
+        assert!(Instant::now() < deadline, "server never came up");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let conn = ensemble::store::database::connect(&db.url).await.unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let load = query_load(format!("{base}/graphql"), stop.clone());
-    let client = reqwest::Client::new();
 
     // Restart part-way through backfill.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while read_checkpoint(&service.db, chain_id).await.unwrap().map_or(0, |c| c.block_number)
-        < last / 3
-    {
+    while read_checkpoint(&conn, chain_id).await.unwrap().map_or(0, |c| c.block_number) < last / 3 {
         assert!(Instant::now() < deadline);
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
@@ -147,17 +157,17 @@ async fn restart_pause_resume_under_query_load_change_nothing() {
     // Pause: nothing moves; resume: it finishes.
     let paused = admin(&client, &base, chain_id, "pause").await;
     assert_eq!(paused["phase"], "paused");
-    let at = read_checkpoint(&service.db, chain_id).await.unwrap().map_or(0, |c| c.block_number);
+    let at = read_checkpoint(&conn, chain_id).await.unwrap().map_or(0, |c| c.block_number);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
-        read_checkpoint(&service.db, chain_id).await.unwrap().map_or(0, |c| c.block_number),
+        read_checkpoint(&conn, chain_id).await.unwrap().map_or(0, |c| c.block_number),
         at,
         "a paused chain does not advance"
     );
     assert!(at < last, "pause should land part-way");
     let resumed = admin(&client, &base, chain_id, "resume").await;
     assert_ne!(resumed["phase"], "paused");
-    support::wait_for_block(&service.db, chain_id, last).await;
+    support::wait_for_block(&conn, chain_id, last).await;
 
     stop.store(true, Ordering::Relaxed);
     let (answered, failed) = load.join().unwrap();
@@ -176,10 +186,11 @@ async fn restart_pause_resume_under_query_load_change_nothing() {
         )),
         "{metrics}"
     );
-    let actual = ensemble::dump::dump(&service.db).await.unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let actual = ensemble::dump::dump(&conn).await.unwrap();
     assert!(
         actual == expected,
         "state after restart/pause/resume differs from an uninterrupted run"
     );
-    service.stop().await;
 }

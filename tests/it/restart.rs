@@ -2,7 +2,7 @@
 //! restarted; the final database equals the one an uninterrupted run produces.
 
 use std::{
-    process::{Child, Command, Stdio},
+    process::{Child, Command},
     time::{Duration, Instant},
 };
 
@@ -10,45 +10,6 @@ use ensemble::{Service, devnet::scenario::ScenarioOptions, store::writer::read_c
 use sea_orm::DatabaseConnection;
 
 use crate::support::{self, Backend, TestDb};
-
-fn spawn_indexer(config: &std::path::Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_ensemble"))
-        .args(["run", "--config"])
-        .arg(config)
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("indexer binary starts")
-}
-
-/// A config file for an indexer subprocess: `chain` into `db_url`, flushing at `flush_rows`.
-fn write_config(
-    dir: &std::path::Path,
-    db_url: &str,
-    chain: &ensemble::config::ChainConfig,
-    flush_rows: usize,
-) -> std::path::PathBuf {
-    let path = dir.join("indexer.toml");
-    let contracts: Vec<String> = chain
-        .contracts
-        .iter()
-        .map(|c| format!("{{ role = \"{}\", address = \"{:#x}\" }}", c.role.as_str(), c.address))
-        .collect();
-    std::fs::write(
-        &path,
-        format!(
-            "[database]\nurl = \"{db_url}\"\n[http]\nlisten = \"127.0.0.1:0\"\n[indexer]\nflush_rows = {flush_rows}\n\
-             [[chains]]\nid = {}\nname = \"victim\"\nrpc_url = \"{}\"\nmax_block_range = 1\n\
-             poll_interval_ms = 50\ncontracts = [{}]\n",
-            chain.id,
-            chain.rpc_url.as_deref().unwrap_or_default(),
-            contracts.join(", ")
-        ),
-    )
-    .unwrap();
-    path
-}
 
 async fn checkpoint(db: &DatabaseConnection, chain: u64) -> u64 {
     read_checkpoint(db, chain).await.ok().flatten().map_or(0, |c| c.block_number)
@@ -89,16 +50,16 @@ async fn sigkill_and_restart_equals_uninterrupted_run(backend: Backend, chain_id
     // The victim: a separate process, flushing every window, killed twice.
     let victim = TestDb::new(backend).await;
     let dir = tempfile::tempdir().unwrap();
-    let config_path = write_config(dir.path(), &victim.url, &chain, 1);
+    let config_path = support::write_config(dir.path(), &victim.url, &chain, 1);
     let db = ensemble::store::database::connect(&victim.url).await.unwrap();
     let mut stood = Vec::new();
     for at in [last / 3, 2 * last / 3] {
-        let mut child = spawn_indexer(&config_path);
+        let mut child = support::spawn_ensemble(&config_path, &[]);
         stood.push(kill_after(&mut child, &db, chain_id, at).await);
     }
     eprintln!("killed at blocks {stood:?} of {last}");
     assert!(stood.iter().all(|b| *b < last), "kills must land before the end: {stood:?} of {last}");
-    let mut child = spawn_indexer(&config_path);
+    let mut child = support::spawn_ensemble(&config_path, &[]);
     support::wait_for_block(&db, chain_id, last).await;
     child.kill().unwrap();
     child.wait().unwrap();
@@ -138,9 +99,9 @@ async fn sigterm_during_backfill_commits_and_resumes() {
     // Flushing only every 40 rows leaves applied-but-uncommitted work for the shutdown.
     let victim = TestDb::new(Backend::Sqlite).await;
     let dir = tempfile::tempdir().unwrap();
-    let config_path = write_config(dir.path(), &victim.url, &chain, 40);
+    let config_path = support::write_config(dir.path(), &victim.url, &chain, 40);
     let db = ensemble::store::database::connect(&victim.url).await.unwrap();
-    let mut child = spawn_indexer(&config_path);
+    let mut child = support::spawn_ensemble(&config_path, &[]);
     let deadline = Instant::now() + Duration::from_secs(60);
     while checkpoint(&db, chain_id).await < last / 3 {
         assert!(Instant::now() < deadline, "indexer made no progress");
@@ -152,14 +113,13 @@ async fn sigterm_during_backfill_commits_and_resumes() {
     let status = child.wait().unwrap();
     assert!(status.success(), "graceful exit, got {status}");
     assert!(started.elapsed() < Duration::from_secs(30), "exit within the shutdown deadline");
-    let mut log = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut log).unwrap();
+    let log = std::fs::read_to_string(config_path.with_extension("log")).unwrap();
     assert!(log.contains("committing in-flight work") && log.contains("Stopped"), "{log}");
     let stood = checkpoint(&db, chain_id).await;
     eprintln!("stopped at block {stood} of {last}");
     assert!(stood < last, "SIGTERM should land part-way: {stood} of {last}");
 
-    let mut child = spawn_indexer(&config_path);
+    let mut child = support::spawn_ensemble(&config_path, &[]);
     support::wait_for_block(&db, chain_id, last).await;
     child.kill().unwrap();
     child.wait().unwrap();

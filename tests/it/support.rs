@@ -115,3 +115,56 @@ pub async fn wait_for_block(db: &DatabaseConnection, chain: u64, block: u64) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// A config file for an indexer subprocess: `chain` into `db_url`, flushing at `flush_rows`.
+pub fn write_config(
+    dir: &std::path::Path,
+    db_url: &str,
+    chain: &ensemble::config::ChainConfig,
+    flush_rows: usize,
+) -> std::path::PathBuf {
+    let path = dir.join("indexer.toml");
+    let contracts: Vec<String> = chain
+        .contracts
+        .iter()
+        .map(|c| format!("{{ role = \"{}\", address = \"{:#x}\" }}", c.role.as_str(), c.address))
+        .collect();
+    std::fs::write(
+        &path,
+        format!(
+            "[database]\nurl = \"{db_url}\"\n[http]\nlisten = \"127.0.0.1:0\"\n[indexer]\nflush_rows = {flush_rows}\n\
+             [[chains]]\nid = {}\nname = \"victim\"\nrpc_url = \"{}\"\nmax_block_range = 1\n\
+             poll_interval_ms = 50\ncontracts = [{}]\n",
+            chain.id,
+            chain.rpc_url.as_deref().unwrap_or_default(),
+            contracts.join(", ")
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// Starts `ensemble run --config <config>` with `env`, logging at info to `<config>.log`
+/// (a file, not a pipe: an undrained pipe would block a chatty server).
+pub fn spawn_ensemble(config: &std::path::Path, env: &[(&str, &str)]) -> std::process::Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(config.with_extension("log"))
+        .expect("log file");
+    std::process::Command::new(env!("CARGO_BIN_EXE_ensemble"))
+        .args(["run", "--config"])
+        .arg(config)
+        .env("RUST_LOG", "info")
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("ensemble binary starts")
+}
+
+/// A free loopback port (bound and released: another process may take it, which would fail
+/// the test loudly, not silently).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
