@@ -117,11 +117,7 @@ async fn restart_pause_resume_under_query_load_change_nothing() {
     chain.max_block_range = 1;
     let last = scenario.last_block;
 
-    let reference = TestDb::new(Backend::Sqlite).await;
-    let service = Service::start(&support::config(&reference.url, chain.clone())).await.unwrap();
-    support::wait_for_block(&service.db, chain_id, last).await;
-    let expected = ensemble::dump::dump(&service.db).await.unwrap();
-    service.stop().await;
+    let expected = support::reference_dump(&chain, last).await;
 
     let db = TestDb::new(Backend::Sqlite).await;
     let dir = tempfile::tempdir().unwrap();

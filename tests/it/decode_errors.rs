@@ -37,6 +37,25 @@ fn emitter_code() -> Vec<u8> {
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
 
+impl Captured {
+    /// Captures warnings logged on this thread (where the test's actix system runs the
+    /// actors) until the guard is dropped.
+    fn install() -> (Self, tracing::subscriber::DefaultGuard) {
+        let captured = Self::default();
+        let sink = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_max_level(tracing::Level::WARN)
+            .with_writer(move || sink.clone())
+            .finish();
+        (captured, tracing::subscriber::set_default(subscriber))
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
 impl std::io::Write for Captured {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0.lock().unwrap().extend_from_slice(buf);
@@ -49,14 +68,7 @@ impl std::io::Write for Captured {
 
 #[actix_rt::test]
 async fn malformed_logs_and_unknown_nodes_are_counted_logged_and_skipped() {
-    let captured = Captured::default();
-    let sink = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_max_level(tracing::Level::WARN)
-        .with_writer(move || sink.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = Captured::install();
 
     let chain_id = 31_401;
     let anvil = Anvil::spawn(chain_id).await.unwrap();
@@ -138,7 +150,7 @@ async fn malformed_logs_and_unknown_nodes_are_counted_logged_and_skipped() {
         "{metrics}"
     );
 
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = captured.text();
     let undecodable = logs
         .lines()
         .find(|l| l.contains("Undecodable log"))
@@ -159,14 +171,7 @@ async fn malformed_logs_and_unknown_nodes_are_counted_logged_and_skipped() {
 /// the event's block, so it stays unknown (null), counted and logged; indexing continues.
 #[actix_rt::test]
 async fn legacy_text_without_history_is_unknown_counted_and_logged() {
-    let captured = Captured::default();
-    let sink = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_max_level(tracing::Level::WARN)
-        .with_writer(move || sink.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = Captured::install();
 
     let chain_id = 31_405;
     let anvil = Anvil::spawn_with_history(chain_id, 1).await.unwrap();
@@ -228,7 +233,7 @@ async fn legacy_text_without_history_is_unknown_counted_and_logged() {
         metrics.contains(&format!("ensemble_text_values_unknown_total{{chain=\"{chain_id}\"}} 1")),
         "{metrics}"
     );
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = captured.text();
     let line = logs
         .lines()
         .find(|l| l.contains("Legacy text value unavailable"))

@@ -6,7 +6,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ensemble::{Service, devnet::scenario::ScenarioOptions, store::writer::read_checkpoint};
+use ensemble::{devnet::scenario::ScenarioOptions, store::writer::read_checkpoint};
 use sea_orm::DatabaseConnection;
 
 use crate::support::{self, Backend, TestDb};
@@ -41,11 +41,7 @@ async fn sigkill_and_restart_equals_uninterrupted_run(backend: Backend, chain_id
     let last = scenario.last_block;
 
     // The reference: one uninterrupted in-process run.
-    let reference = TestDb::new(Backend::Sqlite).await;
-    let service = Service::start(&support::config(&reference.url, chain.clone())).await.unwrap();
-    support::wait_for_block(&service.db, chain_id, last).await;
-    let expected = ensemble::dump::dump(&service.db).await.unwrap();
-    service.stop().await;
+    let expected = support::reference_dump(&chain, last).await;
 
     // The victim: a separate process, flushing every window, killed twice.
     let victim = TestDb::new(backend).await;
@@ -90,11 +86,7 @@ async fn sigterm_during_backfill_commits_and_resumes() {
     chain.max_block_range = 1;
     let last = scenario.last_block;
 
-    let reference = TestDb::new(Backend::Sqlite).await;
-    let service = Service::start(&support::config(&reference.url, chain.clone())).await.unwrap();
-    support::wait_for_block(&service.db, chain_id, last).await;
-    let expected = ensemble::dump::dump(&service.db).await.unwrap();
-    service.stop().await;
+    let expected = support::reference_dump(&chain, last).await;
 
     // Flushing only every 40 rows leaves applied-but-uncommitted work for the shutdown.
     let victim = TestDb::new(Backend::Sqlite).await;

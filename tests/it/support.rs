@@ -168,3 +168,15 @@ pub fn spawn_ensemble(config: &std::path::Path, env: &[(&str, &str)]) -> std::pr
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
+
+/// The dump of an uninterrupted in-process run of `chain` up to `last`, on SQLite: what every
+/// interrupted run must end up equal to.
+pub async fn reference_dump(chain: &ChainConfig, last: u64) -> String {
+    let db = TestDb::new(Backend::Sqlite).await;
+    let service =
+        ensemble::Service::start(&config(&db.url, chain.clone())).await.expect("service starts");
+    wait_for_block(&service.db, chain.id, last).await;
+    let dump = ensemble::dump::dump(&service.db).await.expect("dump");
+    service.stop().await;
+    dump
+}
