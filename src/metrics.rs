@@ -13,7 +13,7 @@
 //! | `ensemble_logs_undecodable_total` | counter | chain, contract |
 //! | `ensemble_text_values_unknown_total` | counter | chain |
 //! | `ensemble_handler_seconds`, `ensemble_flush_seconds`, `ensemble_flush_rows` | summary | chain (, event) |
-//! | `ensemble_chain_head_block` / `ensemble_chain_indexed_block` / `ensemble_chain_lag_blocks` | gauge | chain |
+//! | `ensemble_chain_head_block` / `_finalized_block` / `_indexed_block` / `_lag_blocks` | gauge | chain |
 //! | `ensemble_rpc_requests_total` / `_retries_total` / `_errors_total` | counter | chain, event (= method) |
 //! | `ensemble_cache_hits_total` / `ensemble_cache_misses_total` | counter | entity |
 //!
@@ -94,6 +94,11 @@ fn describe() {
         "ensemble_chain_indexed_block",
         Unit::Count,
         "Last block committed to the database."
+    );
+    describe_gauge!(
+        "ensemble_chain_finalized_block",
+        Unit::Count,
+        "Latest block the endpoint reports as finalized."
     );
     describe_gauge!(
         "ensemble_chain_lag_blocks",

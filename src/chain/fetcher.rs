@@ -146,9 +146,18 @@ impl FetchJob {
         let mut window = self.chain.max_block_range;
         let mut streak = 0;
         let mut inflight = futures::stream::FuturesOrdered::new();
+        let mut finalized_checked: Option<std::time::Instant> = None;
         loop {
             let head = self.rpc.block_number().await?;
             metrics::gauge!("ensemble_chain_head_block", "chain" => label.clone()).set(head as f64);
+            // Finality is informational (metrics) for now: ask at most once per poll interval.
+            if finalized_checked.is_none_or(|at| at.elapsed() >= self.chain.poll_interval()) {
+                finalized_checked = Some(std::time::Instant::now());
+                if let Some(finalized) = self.rpc.finalized_block().await? {
+                    metrics::gauge!("ensemble_chain_finalized_block", "chain" => label.clone())
+                        .set(finalized as f64);
+                }
+            }
             let mut target = head.saturating_sub(self.chain.confirmations);
             self.progress.set_head(target);
             if let Some(end) = self.chain.end_block {

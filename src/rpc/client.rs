@@ -126,6 +126,19 @@ impl RpcClient {
         .await
     }
 
+    /// Number of the block the endpoint calls finalized; `None` when it has no such notion.
+    pub async fn finalized_block(&self) -> Result<Option<u64>, RpcError> {
+        self.retry("eth_getBlockByNumber", || async {
+            match self.provider.get_block_by_number(BlockNumberOrTag::Finalized).await {
+                Ok(block) => Ok(block.map(|b| b.header.number)),
+                // Nodes without finality answer with an error: not a failure of ours.
+                Err(alloy::transports::RpcError::ErrorResp(_)) => Ok(None),
+                Err(err) => Err(RpcError::classify(err)),
+            }
+        })
+        .await
+    }
+
     /// Chain id the endpoint reports.
     pub async fn chain_id(&self) -> Result<u64, RpcError> {
         self.retry("eth_chainId", || async {

@@ -39,6 +39,10 @@ async fn metrics_show_mailboxes_per_actor_and_chain() {
         )),
         "{text}"
     );
+    assert!(
+        text.contains(&format!("ensemble_chain_finalized_block{{chain=\"{chain_id}\"}}")),
+        "{text}"
+    );
 
     promtool_accepts(&text);
 
