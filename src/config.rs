@@ -97,6 +97,10 @@ pub struct ChainConfig {
     /// Blocks behind the head that are indexed (the head itself when 0).
     #[serde(default)]
     pub confirmations: u64,
+    /// Blocks below the head after which a block is final. Changes made by newer blocks are
+    /// journaled so a reorg can undo them; a reorg deeper than this stops the chain.
+    #[serde(default = "default_finality_depth")]
+    pub finality_depth: u64,
     /// Largest `eth_getLogs` window, blocks; narrowed automatically when a provider refuses.
     #[serde(default = "default_max_block_range")]
     pub max_block_range: u64,
@@ -117,6 +121,11 @@ pub const MIN_ADMIN_TOKEN_BYTES: usize = 16;
 pub const DEFAULT_MAX_BLOCK_RANGE: u64 = 2_000;
 fn default_max_block_range() -> u64 {
     DEFAULT_MAX_BLOCK_RANGE
+}
+/// Default finality depth: Ethereum finalizes after two epochs (64 blocks).
+pub const DEFAULT_FINALITY_DEPTH: u64 = 64;
+fn default_finality_depth() -> u64 {
+    DEFAULT_FINALITY_DEPTH
 }
 /// Default head polling interval: a fraction of mainnet's 12 s block time.
 pub const DEFAULT_POLL_INTERVAL_MS: u64 = 1_000;

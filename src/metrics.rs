@@ -105,6 +105,8 @@ fn describe() {
         Unit::Count,
         "Blocks between the targeted head and the last committed block."
     );
+    describe_counter!("ensemble_reorgs_total", Unit::Count, "Reorgs detected and rolled back.");
+    describe_histogram!("ensemble_reorg_depth_blocks", Unit::Count, "Blocks undone per reorg.");
     describe_counter!(
         "ensemble_rpc_requests_total",
         Unit::Count,

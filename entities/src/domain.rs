@@ -8,7 +8,7 @@
 use sea_orm::entity::prelude::*;
 
 /// A domain.
-#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
 #[sea_orm(table_name = "domains")]
 pub struct Model {
     /// `${chainId}-${registryAddress}-${node}`.

@@ -5,7 +5,7 @@
 use sea_orm::entity::prelude::*;
 
 /// A label.
-#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
 #[sea_orm(table_name = "labels")]
 pub struct Model {
     /// keccak256 of the label, hex.

@@ -13,6 +13,8 @@
 pub mod chain_status;
 pub mod checkpoint;
 pub mod domain;
+pub mod journal_entry;
+pub mod journal_window;
 pub mod label;
 pub mod registration;
 pub mod renewal;

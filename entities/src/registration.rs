@@ -5,7 +5,7 @@
 use sea_orm::entity::prelude::*;
 
 /// A registration.
-#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
 #[sea_orm(table_name = "registrations")]
 pub struct Model {
     /// `${domainId}-${index}`.

@@ -3,7 +3,7 @@
 use sea_orm::entity::prelude::*;
 
 /// A renewal.
-#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
 #[sea_orm(table_name = "renewals")]
 pub struct Model {
     /// `${registrationId}-${index}`.

@@ -5,7 +5,7 @@
 use sea_orm::entity::prelude::*;
 
 /// Records of (chain, resolver, node).
-#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
 #[sea_orm(table_name = "resolver_records")]
 pub struct Model {
     /// `${chainId}-${resolverAddress}-${node}`.

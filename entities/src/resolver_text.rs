@@ -5,7 +5,7 @@
 use sea_orm::entity::prelude::*;
 
 /// One text record.
-#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
 #[sea_orm(table_name = "resolver_texts")]
 pub struct Model {
     /// Id of the owning `resolver_records` row.

@@ -9,6 +9,7 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261130_000001_create_tables;
 mod m20261130_000002_create_chain_status;
+mod m20261130_000003_create_journal;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -20,6 +21,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261130_000001_create_tables::Migration),
             Box::new(m20261130_000002_create_chain_status::Migration),
+            Box::new(m20261130_000003_create_journal::Migration),
         ]
     }
 }

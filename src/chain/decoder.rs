@@ -53,6 +53,8 @@ pub struct FetchedRange {
     pub at_head: bool,
     /// When it was sent (mailbox wait time).
     pub sent_at: std::time::Instant,
+    /// The journal window, when the range is above finality.
+    pub journal: Option<crate::store::journal::JournalWindow>,
 }
 
 /// The decoder actor of one chain.
@@ -155,9 +157,9 @@ impl DecodeJob {
                 if is_legacy_text(log.data())
                     && let EnsEvent::TextChanged { node, key, value } = &mut event
                 {
-                    *value = self.legacy_text(meta.address, *node, key, number, log_index).await?;
+                    *value = self.legacy_text(meta.address, *node, key, block, log_index).await?;
                 }
-                events.push(DecodedEvent { meta: meta.clone(), event });
+                events.push(DecodedEvent { meta, event });
             }
         }
         let batch = DecodedBatch {
@@ -167,6 +169,7 @@ impl DecodeJob {
             events,
             at_head: range.at_head,
             sent_at: self.handler_gauge.enqueued(),
+            journal: range.journal,
         };
         let sent = self.handler.send(batch).await;
         if sent.is_err() {
@@ -181,17 +184,19 @@ impl DecodeJob {
         resolver: Address,
         node: B256,
         key: &str,
-        block: u64,
+        block: &BlockInfo,
         log_index: u64,
     ) -> Result<Option<String>, PipelineError> {
         let call = Resolver::textCall { node, key: key.to_owned() }.abi_encode();
+        // Keyed by block hash, and asked by block hash: after a reorg the same number is
+        // another block with possibly another answer.
         let cache_key = format!(
             "{:#x}",
             keccak256(
                 [
                     &self.chain_id.to_be_bytes()[..],
                     resolver.as_slice(),
-                    &block.to_be_bytes(),
+                    block.hash.as_slice(),
                     &call
                 ]
                 .concat()
@@ -204,7 +209,7 @@ impl DecodeJob {
         {
             return Ok(serde_json::from_str(&hit.value).ok());
         }
-        match self.rpc.call_at(resolver, call.into(), block).await {
+        match self.rpc.call_at(resolver, call.into(), block.hash).await {
             Ok(bytes) => {
                 let value = Resolver::textCall::abi_decode_returns(&bytes).ok();
                 let row = rpc_cache::ActiveModel {
@@ -227,7 +232,7 @@ impl DecodeJob {
                 tracing::warn!(
                     target: "indexer::decoder",
                     chain = self.chain_id,
-                    block,
+                    block = block.number,
                     log_index,
                     key,
                     error = %err,

@@ -34,6 +34,12 @@ pub enum PipelineError {
         /// Which actor.
         actor: &'static str,
     },
+    /// The chain reorganized: blocks from `fork_block` on differ from what was indexed.
+    #[error("reorg detected: blocks from {fork_block} on changed")]
+    Reorg {
+        /// First block that differs.
+        fork_block: u64,
+    },
     /// The endpoint serves another chain than configured.
     #[error("rpc endpoint serves chain {actual}, config says {expected}")]
     WrongChain {

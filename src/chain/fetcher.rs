@@ -12,7 +12,10 @@ use std::{
 };
 
 use actix::prelude::*;
-use alloy::{primitives::Address, rpc::types::Filter};
+use alloy::{
+    primitives::{Address, B256},
+    rpc::types::Filter,
+};
 use futures::{StreamExt, TryStreamExt};
 use sea_orm::DatabaseConnection;
 
@@ -27,7 +30,7 @@ use crate::{
     config::ChainConfig,
     ens::decode::resolver_topics,
     rpc::{RpcClient, RpcError},
-    store::writer::read_checkpoint,
+    store::{journal::JournalWindow, writer::read_checkpoint},
 };
 
 /// Successful windows in a row after which a narrowed window doubles again.
@@ -137,10 +140,10 @@ impl FetchJob {
         if actual != chain_id {
             return Err(PipelineError::WrongChain { expected: chain_id, actual });
         }
-        let mut next = match read_checkpoint(&self.db, chain_id).await? {
-            Some(cp) => cp.block_number + 1,
-            None => self.chain.start_block,
-        };
+        let checkpoint = read_checkpoint(&self.db, chain_id).await?;
+        let mut next = checkpoint.as_ref().map_or(self.chain.start_block, |cp| cp.block_number + 1);
+        // Hash of block `next - 1` as indexed: the next block's parent must be it.
+        let mut prev_hash: Option<B256> = checkpoint.and_then(|cp| cp.block_hash.parse().ok());
         tracing::info!(target: "indexer::fetcher", chain = chain_id, from = next, "Fetcher started");
         let label = chain_id.to_string();
         let mut window = self.chain.max_block_range;
@@ -196,6 +199,7 @@ impl FetchJob {
                 streak = 0;
             }
             let mut numbers: Vec<u64> = logs.iter().filter_map(|l| l.block_number).collect();
+            numbers.push(next);
             numbers.push(to);
             numbers.sort_unstable();
             numbers.dedup();
@@ -205,18 +209,71 @@ impl FetchJob {
                 .buffer_unordered(self.chain.max_concurrent_requests)
                 .try_collect()
                 .await?;
+            if let Some(prev) = prev_hash
+                && blocks[&next].parent_hash != prev
+            {
+                let fork_block = self.find_fork(next - 1).await?;
+                return Err(PipelineError::Reorg { fork_block });
+            }
+            // Logs and headers come from separate calls: if the chain moved between them, the
+            // window is read again rather than indexed half from each fork.
+            let raced = logs.iter().any(|l| {
+                matches!((l.block_number, l.block_hash), (Some(n), Some(h)) if blocks.get(&n).is_some_and(|b| b.hash != h))
+            });
+            if raced {
+                tracing::debug!(target: "indexer::fetcher", chain = chain_id, from = next, to, "Chain moved during the window; reading it again");
+                continue;
+            }
             let to_hash = blocks[&to].hash;
+            let journal = (to + self.chain.finality_depth > head).then(|| JournalWindow {
+                start: next,
+                end: to,
+                end_hash: format!("{to_hash:#x}"),
+                start_parent_hash: format!("{:#x}", blocks[&next].parent_hash),
+                prune_below: head.saturating_sub(self.chain.finality_depth),
+            });
             tracing::debug!(target: "indexer::fetcher", chain = chain_id, from = next, to, logs = logs.len(), "Fetched logs");
             // At most `mailbox_capacity` windows are in flight, so the decoder's mailbox is
             // never over capacity and every send is enqueued in order the moment it is made.
             let at_head = to == target;
             let sent_at = self.decoder_gauge.enqueued();
-            let range = FetchedRange { from: next, to, to_hash, logs, blocks, at_head, sent_at };
+            let range =
+                FetchedRange { from: next, to, to_hash, logs, blocks, at_head, sent_at, journal };
             inflight.push_back(self.decoder.send(range));
             while inflight.len() >= self.mailbox_capacity {
                 Self::settle(inflight.next().await)?;
             }
             next = to + 1;
+            prev_hash = Some(to_hash);
+        }
+    }
+
+    /// The first block that differs from what was indexed, given that block `last + 1` no
+    /// longer links to the indexed block `last`: the journaled window ends are compared with
+    /// the chain, newest first.
+    async fn find_fork(&self, last: u64) -> Result<u64, PipelineError> {
+        let windows = crate::store::journal::windows(&self.db, self.chain.id).await?;
+        for window in &windows {
+            let end = window.window_end as u64;
+            if end > last {
+                continue;
+            }
+            match self.rpc.block(end).await {
+                Ok(block) if format!("{:#x}", block.hash) == window.end_hash => return Ok(end + 1),
+                Ok(_) | Err(RpcError::MissingBlock(_)) => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
+        // No journaled window survived. If the block before the oldest window is still
+        // canonical the fork is that window's start; otherwise the fork lies beyond the
+        // journal, and naming a block before it makes the rollback refuse (nothing undone).
+        let Some(oldest) = windows.last() else { return Ok(last) };
+        let start = oldest.window_start as u64;
+        let before = self.rpc.block(start.saturating_sub(1)).await?;
+        if format!("{:#x}", before.hash) == oldest.start_parent_hash {
+            Ok(start)
+        } else {
+            Ok(start.saturating_sub(1))
         }
     }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use super::{PipelineError, mailbox::MailboxGauge, progress::ChainProgress};
 use crate::{
     ens::{DecodedEvent, IndexContext, apply_event},
-    store::{Checkpoint, EntityStore},
+    store::{Checkpoint, EntityStore, journal::JournalWindow},
 };
 
 /// A decoded block range.
@@ -34,6 +34,9 @@ pub struct DecodedBatch {
     pub at_head: bool,
     /// When it was sent (mailbox wait time).
     pub sent_at: std::time::Instant,
+    /// Set when the range is above finality: its changes are journaled so a reorg can undo
+    /// them, and it is flushed on its own.
+    pub journal: Option<JournalWindow>,
 }
 
 /// Finish what is queued, optionally flush it, and accept nothing more: how a pipeline is
@@ -97,11 +100,12 @@ impl Actor for Handler {
 async fn flush(
     store: &mut EntityStore,
     checkpoint: &Checkpoint,
+    journal: Option<&JournalWindow>,
     progress: &ChainProgress,
 ) -> Result<(), PipelineError> {
     let chain = checkpoint.chain_id.to_string();
     let started = Instant::now();
-    let rows = store.flush(checkpoint).await?;
+    let rows = store.flush(checkpoint, journal).await?;
     metrics::histogram!("ensemble_flush_seconds", "chain" => chain.clone())
         .record(started.elapsed().as_secs_f64());
     metrics::histogram!("ensemble_flush_rows", "chain" => chain.clone()).record(rows as f64);
@@ -119,9 +123,16 @@ async fn apply_batch(
     mut store: EntityStore,
     batch: DecodedBatch,
     flush_rows: usize,
+    unflushed: Option<Checkpoint>,
     progress: Arc<ChainProgress>,
 ) -> (EntityStore, Result<bool, PipelineError>) {
     let chain = ctx.chain_id.to_string();
+    // A journal window must hold exactly its own changes: commit earlier work first.
+    if let (Some(_), Some(earlier)) = (&batch.journal, &unflushed)
+        && let Err(err) = flush(&mut store, earlier, None, &progress).await
+    {
+        return (store, Err(err));
+    }
     for decoded in &batch.events {
         let event = decoded.event.name();
         let started = Instant::now();
@@ -152,8 +163,8 @@ async fn apply_batch(
     progress.add_events(batch.events.len() as u64);
     let checkpoint =
         Checkpoint { chain_id: ctx.chain_id, block_number: batch.to, block_hash: batch.to_hash };
-    if batch.at_head || store.dirty_rows() >= flush_rows {
-        if let Err(err) = flush(&mut store, &checkpoint, &progress).await {
+    if batch.at_head || batch.journal.is_some() || store.dirty_rows() >= flush_rows {
+        if let Err(err) = flush(&mut store, &checkpoint, batch.journal.as_ref(), &progress).await {
             return (store, Err(err));
         }
         return (store, Ok(false));
@@ -188,8 +199,15 @@ impl actix::Handler<DecodedBatch> for Handler {
             block_number: batch.to,
             block_hash: batch.to_hash.clone(),
         };
-        let fut =
-            apply_batch(self.ctx.clone(), store, batch, self.flush_rows, self.progress.clone());
+        let unflushed = self.unflushed.take();
+        let fut = apply_batch(
+            self.ctx.clone(),
+            store,
+            batch,
+            self.flush_rows,
+            unflushed,
+            self.progress.clone(),
+        );
         AtomicResponse::new(Box::pin(fut.into_actor(self).map(move |(store, result), act, _| {
             act.store = Some(store);
             match result {
@@ -219,7 +237,7 @@ impl actix::Handler<Drain> for Handler {
         };
         let progress = self.progress.clone();
         let fut = async move {
-            let result = flush(&mut store, &checkpoint, &progress).await;
+            let result = flush(&mut store, &checkpoint, None, &progress).await;
             (store, result)
         };
         AtomicResponse::new(Box::pin(fut.into_actor(self).map(|(store, result), act, _| {

@@ -372,6 +372,41 @@ impl ChainSupervisor {
     }
 }
 
+impl ChainSupervisor {
+    /// After the pipeline is drained: undo the journaled windows from `fork_block` on in one
+    /// transaction, then index the canonical chain from the restored checkpoint.
+    fn handle_reorg(
+        &mut self,
+        ctx: &mut Context<Self>,
+        drained: impl Future<Output = ()> + 'static,
+        fork_block: u64,
+    ) {
+        let chain = self.chain.id;
+        let db = self.db.clone();
+        self.phase = Phase::Restarting;
+        let at = self.progress.indexed();
+        metrics::counter!("ensemble_reorgs_total", "chain" => self.label()).increment(1);
+        tracing::warn!(target: "indexer::supervisor", chain, fork_block, indexed = at, "Reorg: rolling back");
+        let work = async move {
+            drained.await;
+            crate::store::journal::rollback(&db, chain, fork_block).await
+        };
+        ctx.wait(work.into_actor(self).map(move |result, act, ctx| match result {
+            Ok(restored) => {
+                metrics::histogram!("ensemble_reorg_depth_blocks", "chain" => act.label())
+                    .record(at.saturating_sub(restored.block_number) as f64);
+                act.progress.set_indexed(restored.block_number);
+                tracing::info!(target: "indexer::supervisor", chain, block = restored.block_number, "Rolled back; re-indexing the canonical chain");
+                act.start_pipeline(ctx);
+            }
+            Err(err) => {
+                tracing::error!(target: "indexer::supervisor", chain, error = %err, "Chain stopped");
+                act.phase = Phase::Failed(err.to_string());
+            }
+        }));
+    }
+}
+
 impl Actor for ChainSupervisor {
     type Context = Context<Self>;
 
@@ -395,6 +430,10 @@ impl actix::Handler<PipelineFailed> for ChainSupervisor {
         // Drain without committing: the failed handler refuses to flush anyway, and the next
         // pipeline must not start before the old one is quiet.
         let drained = self.drain(ctx, false);
+        if let PipelineError::Reorg { fork_block } = msg.error {
+            self.handle_reorg(ctx, drained, fork_block);
+            return;
+        }
         if msg.error.is_fatal() {
             tracing::error!(target: "indexer::supervisor", chain, error = %msg.error, "Chain stopped: fix the configuration and restart");
             self.phase = Phase::Failed(msg.error.to_string());

@@ -173,6 +173,7 @@ impl Deployment {
             start_block: 0,
             end_block: None,
             confirmations: 0,
+            finality_depth: 64,
             max_block_range: 50,
             poll_interval_ms: 100,
             max_concurrent_requests: 8,

@@ -118,6 +118,30 @@ impl Driver {
         self.provider.get_block_number().await.map_err(DevnetError::rpc("eth_blockNumber"))
     }
 
+    /// Takes a snapshot of the chain (anvil `evm_snapshot`).
+    pub async fn snapshot(&self) -> Result<String, DevnetError> {
+        self.provider
+            .raw_request("evm_snapshot".into(), Vec::<serde_json::Value>::new())
+            .await
+            .map_err(DevnetError::rpc("evm_snapshot"))
+    }
+
+    /// Returns the chain to `snapshot`, dropping every later block: a reorg once new blocks
+    /// are mined on top. Nonces are re-read afterwards.
+    pub async fn revert(&mut self, snapshot: &str) -> Result<(), DevnetError> {
+        let reverted: bool = self
+            .provider
+            .raw_request("evm_revert".into(), (snapshot,))
+            .await
+            .map_err(DevnetError::rpc("evm_revert"))?;
+        if !reverted {
+            return Err(DevnetError::Anvil(format!("snapshot {snapshot} could not be restored")));
+        }
+        self.nonces.clear();
+        self.pending.clear();
+        Ok(())
+    }
+
     /// Moves the clock of the next block forward.
     pub async fn increase_time(&self, seconds: u64) -> Result<(), DevnetError> {
         let _: serde_json::Value = self

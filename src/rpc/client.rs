@@ -188,16 +188,15 @@ impl RpcClient {
         .await
     }
 
-    /// `eth_call` of `data` on `to` at block `number`.
-    pub async fn call_at(&self, to: Address, data: Bytes, number: u64) -> Result<Bytes, RpcError> {
+    /// `eth_call` of `data` on `to` in the state after block `hash` (EIP-1898: by hash, so
+    /// the answer belongs to that exact block even if its number was reorganized since).
+    pub async fn call_at(&self, to: Address, data: Bytes, hash: B256) -> Result<Bytes, RpcError> {
         self.retry("eth_call", || {
-            let tx = TransactionRequest::default()
-                .to(to)
-                .input(data.clone().into());
+            let tx = TransactionRequest::default().to(to).input(data.clone().into());
             async move {
                 self.provider
                     .call(tx)
-                    .block(number.into())
+                    .block(alloy::eips::BlockId::hash_canonical(hash))
                     .await
                     .map_err(RpcError::classify)
             }

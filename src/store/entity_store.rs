@@ -21,6 +21,7 @@ use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, Que
 use super::{
     StoreError,
     cache::EntityCache,
+    journal::JournalWindow,
     writer::{self, Changes, Checkpoint},
 };
 
@@ -276,7 +277,11 @@ impl EntityStore {
 
     /// Writes every change and `checkpoint` in one transaction. On error nothing is
     /// committed and the dirty set is kept for a retry. Returns the rows written.
-    pub async fn flush(&mut self, checkpoint: &Checkpoint) -> Result<usize, StoreError> {
+    pub async fn flush(
+        &mut self,
+        checkpoint: &Checkpoint,
+        journal: Option<&JournalWindow>,
+    ) -> Result<usize, StoreError> {
         let changes = Changes {
             domains: self.domains.dirty.values().cloned().collect(),
             labels: self.labels.dirty.values().cloned().collect(),
@@ -287,7 +292,7 @@ impl EntityStore {
             addresses: self.addresses.values().cloned().collect(),
             texts: self.texts.values().cloned().collect(),
         };
-        writer::write(&self.db, &changes, checkpoint).await?;
+        writer::write(&self.db, &changes, checkpoint, journal).await?;
         self.domains.dirty.clear();
         self.labels.dirty.clear();
         self.registrations.dirty.clear();

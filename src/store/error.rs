@@ -14,6 +14,20 @@ pub enum StoreError {
         #[source]
         source: DbErr,
     },
+    /// The journal holds something that does not parse back (a bug, or a hand-edited row).
+    #[error("reorg journal: {0}")]
+    Journal(String),
+    /// A reorg forks below the oldest journaled window: the chain reorganized deeper than
+    /// the configured finality depth, and only a re-index from before the fork can repair it.
+    #[error(
+        "chain {chain_id} reorganized at block {fork_block}, deeper than the journal (raise finality_depth and re-index from before the fork)"
+    )]
+    ReorgBeyondJournal {
+        /// Chain.
+        chain_id: u64,
+        /// First block that differs.
+        fork_block: u64,
+    },
     /// The database URL is not one Ensemble can use.
     #[error("unsupported database url {0:?}: use sqlite://<file>?mode=rwc or postgres://...")]
     UnsupportedUrl(String),
@@ -32,7 +46,7 @@ impl StoreError {
                 source,
                 DbErr::Conn(_) | DbErr::ConnectionAcquire(_) | DbErr::Exec(_) | DbErr::Query(_)
             ),
-            Self::UnsupportedUrl(_) => false,
+            Self::UnsupportedUrl(_) | Self::Journal(_) | Self::ReorgBeyondJournal { .. } => false,
         }
     }
 }

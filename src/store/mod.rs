@@ -11,6 +11,7 @@ pub mod cache;
 pub mod database;
 pub mod entity_store;
 pub mod error;
+pub mod journal;
 pub mod writer;
 
 pub use entity_store::EntityStore;

@@ -11,7 +11,7 @@ use sea_orm::{
     Iterable, PrimaryKeyToColumn, QueryFilter, TransactionTrait, sea_query::OnConflict,
 };
 
-use super::StoreError;
+use super::{StoreError, journal::JournalWindow};
 
 /// SQLite allows 32 766 bound values per statement and PostgreSQL 65 535; chunks stay under
 /// this many values so one chunk fits either engine.
@@ -68,7 +68,7 @@ impl Changes {
     }
 }
 
-async fn upsert<E, C>(db: &C, rows: &[E::Model]) -> Result<(), StoreError>
+pub(crate) async fn upsert<E, C>(db: &C, rows: &[E::Model]) -> Result<(), StoreError>
 where
     E: EntityTrait,
     E::Model: IntoActiveModel<E::ActiveModel> + Clone,
@@ -98,13 +98,18 @@ where
     Ok(())
 }
 
-/// Writes `changes` and `checkpoint` in one transaction.
+/// Writes `changes` and `checkpoint` in one transaction; with a `journal` window, the prior
+/// images of everything changed go into the journal first, in the same transaction.
 pub async fn write(
     db: &DatabaseConnection,
     changes: &Changes,
     checkpoint: &Checkpoint,
+    journal: Option<&JournalWindow>,
 ) -> Result<(), StoreError> {
     let txn = db.begin().await.map_err(StoreError::db("begin"))?;
+    if let Some(window) = journal {
+        super::journal::record(&txn, checkpoint.chain_id, window, changes).await?;
+    }
     if !changes.cleared_records.is_empty() {
         for ids in changes.cleared_records.chunks(MAX_BINDS_PER_STATEMENT) {
             resolver_address::Entity::delete_many()

@@ -85,7 +85,7 @@ impl Bed {
 
     async fn flush(&mut self) {
         let cp = Checkpoint { chain_id: 1, block_number: self.block, block_hash: "0x".into() };
-        self.store.flush(&cp).await.unwrap();
+        self.store.flush(&cp, None).await.unwrap();
         self.block += 1;
     }
 

@@ -9,6 +9,7 @@ mod graphql;
 mod handlers;
 mod indexing;
 mod metrics;
+mod reorg;
 mod restart;
 mod split;
 mod support;

@@ -1,0 +1,353 @@
+//! The reorg journal. Every flush of a window above finality also writes, in the same
+//! transaction and before the new rows, the prior image of every row the window changes
+//! (`journal_entries`) and the window's block hashes (`journal_windows`). [`rollback`] undoes
+//! every window that ends at or after a fork block, in one transaction, and moves the
+//! checkpoint back to just before the earliest undone window; the fetcher then re-reads the
+//! canonical chain from there. Windows that fall below finality are pruned as new ones are
+//! written, so the journal stays as small as the unfinalized part of the chain.
+//!
+//! Address and text records are journaled per resolver record (`record_entries`: all of a
+//! record's address and text rows), which also covers `VersionChanged` deleting them.
+
+use std::collections::{BTreeSet, HashMap};
+
+use entities::{
+    checkpoint, domain, journal_entry, journal_window, label, registration, renewal,
+    resolver_address, resolver_record, resolver_text,
+};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, IdenStatic, IntoActiveModel,
+    QueryFilter, QueryOrder, TransactionTrait, sea_query::OnConflict,
+};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+use super::{
+    StoreError,
+    writer::{Changes, Checkpoint, MAX_BINDS_PER_STATEMENT, upsert},
+};
+
+/// The window a journaled flush covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JournalWindow {
+    /// First block.
+    pub start: u64,
+    /// Last block.
+    pub end: u64,
+    /// Hash of the last block.
+    pub end_hash: String,
+    /// Parent hash of the first block.
+    pub start_parent_hash: String,
+    /// Windows ending below this block are final: pruned in the same transaction.
+    pub prune_below: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct RecordEntries {
+    addresses: Vec<resolver_address::Model>,
+    texts: Vec<resolver_text::Model>,
+}
+
+const RECORD_ENTRIES: &str = "record_entries";
+
+fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Journal(e.to_string()))
+}
+
+fn entry(
+    chain_id: u64,
+    window: &JournalWindow,
+    table: &str,
+    key: String,
+    prior: Option<String>,
+) -> journal_entry::Model {
+    journal_entry::Model {
+        chain_id: chain_id as i64,
+        window_start: window.start as i64,
+        table_name: table.to_owned(),
+        row_key: key,
+        prior,
+    }
+}
+
+/// Prior images of the rows of `E` with these string keys.
+async fn priors<E, C>(
+    txn: &C,
+    pk: E::Column,
+    keys: Vec<String>,
+) -> Result<HashMap<String, String>, StoreError>
+where
+    E: EntityTrait,
+    E::Model: Serialize,
+    C: ConnectionTrait,
+{
+    let mut out = HashMap::new();
+    for chunk in keys.chunks(MAX_BINDS_PER_STATEMENT) {
+        let rows = E::find()
+            .filter(pk.is_in(chunk.iter().cloned()))
+            .all(txn)
+            .await
+            .map_err(StoreError::db("journal priors"))?;
+        for row in rows {
+            let json = to_json(&row)?;
+            let key = serde_json::to_value(&row)
+                .ok()
+                .and_then(|v| v.get(pk.as_str()).and_then(|k| k.as_str().map(str::to_owned)))
+                .ok_or_else(|| StoreError::Journal("row without its key".into()))?;
+            out.insert(key, json);
+        }
+    }
+    Ok(out)
+}
+
+/// Writes the prior images of everything `changes` touches, and the window row, into `txn`.
+/// Must run before `changes` is written.
+pub(crate) async fn record<C: ConnectionTrait>(
+    txn: &C,
+    chain_id: u64,
+    window: &JournalWindow,
+    changes: &Changes,
+) -> Result<(), StoreError> {
+    let mut entries = Vec::new();
+    macro_rules! journal_table {
+        ($entity:ident, $rows:expr, $pk:expr, $key:ident, $table:expr) => {{
+            let keys: Vec<String> = $rows.iter().map(|r| r.$key.clone()).collect();
+            let mut found = priors::<$entity::Entity, C>(txn, $pk, keys.clone()).await?;
+            for key in keys {
+                let prior = found.remove(&key);
+                entries.push(entry(chain_id, window, $table, key, prior));
+            }
+        }};
+    }
+    journal_table!(domain, changes.domains, domain::Column::Id, id, "domains");
+    journal_table!(label, changes.labels, label::Column::LabelHash, label_hash, "labels");
+    journal_table!(
+        registration,
+        changes.registrations,
+        registration::Column::Id,
+        id,
+        "registrations"
+    );
+    journal_table!(renewal, changes.renewals, renewal::Column::Id, id, "renewals");
+    journal_table!(
+        resolver_record,
+        changes.records,
+        resolver_record::Column::Id,
+        id,
+        "resolver_records"
+    );
+
+    let records: BTreeSet<String> = changes
+        .cleared_records
+        .iter()
+        .cloned()
+        .chain(changes.addresses.iter().map(|a| a.record_id.clone()))
+        .chain(changes.texts.iter().map(|t| t.record_id.clone()))
+        .collect();
+    for record_id in records {
+        let addresses = resolver_address::Entity::find()
+            .filter(resolver_address::Column::RecordId.eq(record_id.clone()))
+            .all(txn)
+            .await
+            .map_err(StoreError::db("journal addresses"))?;
+        let texts = resolver_text::Entity::find()
+            .filter(resolver_text::Column::RecordId.eq(record_id.clone()))
+            .all(txn)
+            .await
+            .map_err(StoreError::db("journal texts"))?;
+        let prior = to_json(&RecordEntries { addresses, texts })?;
+        entries.push(entry(chain_id, window, RECORD_ENTRIES, record_id, Some(prior)));
+    }
+
+    for chunk in entries.chunks(MAX_BINDS_PER_STATEMENT / 5) {
+        journal_entry::Entity::insert_many(
+            chunk.iter().cloned().map(IntoActiveModel::into_active_model),
+        )
+        .on_conflict(
+            OnConflict::columns([
+                journal_entry::Column::ChainId,
+                journal_entry::Column::WindowStart,
+                journal_entry::Column::TableName,
+                journal_entry::Column::RowKey,
+            ])
+            .do_nothing()
+            .to_owned(),
+        )
+        .exec_without_returning(txn)
+        .await
+        .map_err(StoreError::db("journal entries"))?;
+    }
+    upsert::<journal_window::Entity, _>(
+        txn,
+        &[journal_window::Model {
+            chain_id: chain_id as i64,
+            window_start: window.start as i64,
+            window_end: window.end as i64,
+            end_hash: window.end_hash.clone(),
+            start_parent_hash: window.start_parent_hash.clone(),
+        }],
+    )
+    .await?;
+    prune(txn, chain_id, window.prune_below).await
+}
+
+async fn prune<C: ConnectionTrait>(txn: &C, chain_id: u64, below: u64) -> Result<(), StoreError> {
+    let finals: Vec<i64> = journal_window::Entity::find()
+        .filter(journal_window::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_window::Column::WindowEnd.lt(below as i64))
+        .all(txn)
+        .await
+        .map_err(StoreError::db("journal prune"))?
+        .into_iter()
+        .map(|w| w.window_start)
+        .collect();
+    if finals.is_empty() {
+        return Ok(());
+    }
+    journal_entry::Entity::delete_many()
+        .filter(journal_entry::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_entry::Column::WindowStart.is_in(finals.clone()))
+        .exec(txn)
+        .await
+        .map_err(StoreError::db("journal prune"))?;
+    journal_window::Entity::delete_many()
+        .filter(journal_window::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_window::Column::WindowStart.is_in(finals))
+        .exec(txn)
+        .await
+        .map_err(StoreError::db("journal prune"))?;
+    Ok(())
+}
+
+/// Journaled windows of a chain, newest first.
+pub async fn windows(
+    db: &DatabaseConnection,
+    chain_id: u64,
+) -> Result<Vec<journal_window::Model>, StoreError> {
+    journal_window::Entity::find()
+        .filter(journal_window::Column::ChainId.eq(chain_id as i64))
+        .order_by_desc(journal_window::Column::WindowStart)
+        .all(db)
+        .await
+        .map_err(StoreError::db("journal windows"))
+}
+
+async fn restore<E, C>(txn: &C, key: &str, prior: Option<&str>) -> Result<(), StoreError>
+where
+    E: EntityTrait,
+    E::Model: DeserializeOwned + IntoActiveModel<E::ActiveModel> + Clone,
+    E::ActiveModel: sea_orm::ActiveModelTrait<Entity = E> + Send,
+    <E::PrimaryKey as sea_orm::PrimaryKeyTrait>::ValueType: From<String>,
+    C: ConnectionTrait,
+{
+    match prior {
+        Some(json) => {
+            let row: E::Model =
+                serde_json::from_str(json).map_err(|e| StoreError::Journal(e.to_string()))?;
+            upsert::<E, C>(txn, &[row]).await
+        }
+        None => {
+            E::delete_by_id(key.to_owned())
+                .exec(txn)
+                .await
+                .map_err(StoreError::db("rollback delete"))?;
+            Ok(())
+        }
+    }
+}
+
+/// Undoes every journaled window of `chain_id` that ends at or after `fork_block`, in one
+/// transaction, and returns the restored checkpoint. Errors with
+/// [`StoreError::ReorgBeyondJournal`] when the fork lies before the journal.
+pub async fn rollback(
+    db: &DatabaseConnection,
+    chain_id: u64,
+    fork_block: u64,
+) -> Result<Checkpoint, StoreError> {
+    let txn = db.begin().await.map_err(StoreError::db("begin rollback"))?;
+    let undo: Vec<journal_window::Model> = journal_window::Entity::find()
+        .filter(journal_window::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_window::Column::WindowEnd.gte(fork_block as i64))
+        .order_by_desc(journal_window::Column::WindowStart)
+        .all(&txn)
+        .await
+        .map_err(StoreError::db("rollback windows"))?;
+    let Some(earliest) = undo.last().cloned() else {
+        return Err(StoreError::ReorgBeyondJournal { chain_id, fork_block });
+    };
+    if (earliest.window_start as u64) > fork_block {
+        return Err(StoreError::ReorgBeyondJournal { chain_id, fork_block });
+    }
+    // Newest window first: each key ends up with the image from before the earliest window.
+    for window in &undo {
+        let entries = journal_entry::Entity::find()
+            .filter(journal_entry::Column::ChainId.eq(chain_id as i64))
+            .filter(journal_entry::Column::WindowStart.eq(window.window_start))
+            .all(&txn)
+            .await
+            .map_err(StoreError::db("rollback entries"))?;
+        for e in entries {
+            let prior = e.prior.as_deref();
+            match e.table_name.as_str() {
+                "domains" => restore::<domain::Entity, _>(&txn, &e.row_key, prior).await?,
+                "labels" => restore::<label::Entity, _>(&txn, &e.row_key, prior).await?,
+                "registrations" => {
+                    restore::<registration::Entity, _>(&txn, &e.row_key, prior).await?
+                }
+                "renewals" => restore::<renewal::Entity, _>(&txn, &e.row_key, prior).await?,
+                "resolver_records" => {
+                    restore::<resolver_record::Entity, _>(&txn, &e.row_key, prior).await?
+                }
+                RECORD_ENTRIES => {
+                    resolver_address::Entity::delete_many()
+                        .filter(resolver_address::Column::RecordId.eq(e.row_key.clone()))
+                        .exec(&txn)
+                        .await
+                        .map_err(StoreError::db("rollback addresses"))?;
+                    resolver_text::Entity::delete_many()
+                        .filter(resolver_text::Column::RecordId.eq(e.row_key.clone()))
+                        .exec(&txn)
+                        .await
+                        .map_err(StoreError::db("rollback texts"))?;
+                    let prior: RecordEntries =
+                        serde_json::from_str(prior.unwrap_or("{\"addresses\":[],\"texts\":[]}"))
+                            .map_err(|err| StoreError::Journal(err.to_string()))?;
+                    upsert::<resolver_address::Entity, _>(&txn, &prior.addresses).await?;
+                    upsert::<resolver_text::Entity, _>(&txn, &prior.texts).await?;
+                }
+                other => return Err(StoreError::Journal(format!("unknown journal table {other}"))),
+            }
+        }
+    }
+    let starts: Vec<i64> = undo.iter().map(|w| w.window_start).collect();
+    journal_entry::Entity::delete_many()
+        .filter(journal_entry::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_entry::Column::WindowStart.is_in(starts.clone()))
+        .exec(&txn)
+        .await
+        .map_err(StoreError::db("rollback clear"))?;
+    journal_window::Entity::delete_many()
+        .filter(journal_window::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_window::Column::WindowStart.is_in(starts))
+        .exec(&txn)
+        .await
+        .map_err(StoreError::db("rollback clear"))?;
+    let restored = Checkpoint {
+        chain_id,
+        block_number: (earliest.window_start as u64).saturating_sub(1),
+        block_hash: earliest.start_parent_hash,
+    };
+    upsert::<checkpoint::Entity, _>(
+        &txn,
+        &[checkpoint::Model {
+            chain_id: chain_id as i64,
+            block_number: restored.block_number as i64,
+            block_hash: restored.block_hash.clone(),
+            updated_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64),
+        }],
+    )
+    .await?;
+    txn.commit().await.map_err(StoreError::db("commit rollback"))?;
+    Ok(restored)
+}

@@ -1,0 +1,167 @@
+//! Reorgs on a real chain: while the indexer follows the head, blocks with registrations,
+//! transfers and record changes are orphaned (anvil snapshot, blocks, revert, other blocks).
+//! After each reorg the indexed state equals a fresh index of the final chain.
+
+use std::time::{Duration, Instant};
+
+use alloy::primitives::{Address, U256, keccak256};
+use ensemble::{
+    Service,
+    devnet::{
+        Driver,
+        contracts::{IBaseRegistrar, IRegistry, IResolver},
+        scenario::ScenarioOptions,
+    },
+    ens::name::{child_node, labelhash},
+    store::writer::read_checkpoint,
+};
+use sea_orm::DatabaseConnection;
+
+use crate::support::{self, Backend, TestDb};
+
+const FINALITY: u64 = 10;
+
+async fn wait_for_hash(db: &DatabaseConnection, chain: u64, driver: &Driver) {
+    use alloy::providers::Provider;
+    let head = driver.provider().get_block_number().await.unwrap();
+    let hash =
+        driver.provider().get_block_by_number(head.into()).await.unwrap().unwrap().header.hash;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let cp = read_checkpoint(db, chain).await.unwrap();
+        if cp
+            .as_ref()
+            .is_some_and(|c| c.block_number == head && c.block_hash == format!("{hash:#x}"))
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "indexer at {cp:?}, chain head {head} {hash:#x}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Mines `blocks` blocks, each with a new subname and a registrar transfer, the first also with
+/// a text change;
+/// `tag` makes the orphaned and the canonical branch differ.
+async fn branch(
+    driver: &mut Driver,
+    d: &ensemble::devnet::Deployment,
+    owner: Address,
+    name: &str,
+    blocks: u64,
+    tag: &str,
+) {
+    let accounts = driver.accounts.clone();
+    let node = child_node(alloy::ens::namehash("eth"), labelhash(name));
+    let token = U256::from_be_bytes(labelhash(name).0);
+    let mut holder = driver
+        .read(d.base_registrar, IBaseRegistrar::ownerOfCall { tokenId: token })
+        .await
+        .unwrap();
+    for i in 0..blocks {
+        let label = keccak256(format!("{tag}-{i}"));
+        driver
+            .call_tx(
+                owner,
+                d.registry,
+                IRegistry::setSubnodeRecordCall {
+                    node,
+                    label,
+                    owner: accounts[7],
+                    resolver: d.resolver,
+                    ttl: 0,
+                },
+                "sub",
+            )
+            .await
+            .unwrap();
+        let to = accounts[8 + (i as usize % 2)];
+        if to != holder {
+            driver
+                .call_tx(
+                    holder,
+                    d.base_registrar,
+                    IBaseRegistrar::transferFromCall { from: holder, to, tokenId: token },
+                    "transfer",
+                )
+                .await
+                .unwrap();
+            holder = to;
+        }
+        // Only in the first block: both branches then set the text at the same block number,
+        // which catches any cache keyed by number instead of by block.
+        if i == 0 {
+            driver
+                .call_tx(
+                    owner,
+                    d.resolver,
+                    IResolver::setTextCall {
+                        node,
+                        key: "url".into(),
+                        value: format!("https://{tag}/{i}"),
+                    },
+                    "text",
+                )
+                .await
+                .unwrap();
+        }
+        driver.mine().await.unwrap();
+    }
+}
+
+async fn reorgs_at_depths_equal_a_fresh_index(backend: Backend, chain_id: u64) {
+    let (anvil, mut driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
+    let d = scenario.deployment;
+    let mut chain = d.chain_config(chain_id, &anvil.url);
+    chain.finality_depth = FINALITY;
+    chain.poll_interval_ms = 20;
+    let db = TestDb::new(backend).await;
+    let service = Service::start(&support::config(&db.url, chain.clone())).await.unwrap();
+    wait_for_hash(&service.db, chain_id, &driver).await;
+
+    // name010.eth belongs to accounts[1 + 10 % 5] and has the scenario's resolver.
+    let owner = driver.accounts[1];
+    let mut reorgs = 0;
+    for depth in [1, 2, 5, FINALITY - 1] {
+        let snapshot = driver.snapshot().await.unwrap();
+        branch(&mut driver, &d, owner, "name010", depth, &format!("orphan{depth}")).await;
+        wait_for_hash(&service.db, chain_id, &driver).await;
+        driver.revert(&snapshot).await.unwrap();
+        branch(&mut driver, &d, owner, "name010", depth + 1, &format!("canon{depth}")).await;
+        wait_for_hash(&service.db, chain_id, &driver).await;
+        reorgs += 1;
+        let metrics = ensemble::metrics::install().render();
+        assert!(
+            metrics.contains(&format!("ensemble_reorgs_total{{chain=\"{chain_id}\"}} {reorgs}")),
+            "depth {depth}: {metrics}"
+        );
+    }
+    let actual = ensemble::dump::dump(&service.db).await.unwrap();
+    service.stop().await;
+
+    let fresh = TestDb::new(Backend::Sqlite).await;
+    let service = Service::start(&support::config(&fresh.url, chain)).await.unwrap();
+    wait_for_hash(&service.db, chain_id, &driver).await;
+    let expected = ensemble::dump::dump(&service.db).await.unwrap();
+    service.stop().await;
+    eprintln!(
+        "canon texts: {}, orphan texts: {}",
+        actual.matches("https://canon").count(),
+        actual.matches("https://orphan").count()
+    );
+    assert!(actual.contains("https://canon"), "the canonical branch's records are indexed");
+    assert!(!actual.contains("https://orphan"), "no record of an orphaned block survives");
+    assert_eq!(actual.lines().count(), expected.lines().count(), "row counts differ after reorgs");
+    assert!(actual == expected, "state after reorgs differs from a fresh index of the final chain");
+}
+
+#[actix_rt::test]
+async fn reorgs_at_depths_1_2_5_and_finality_minus_1_on_sqlite() {
+    reorgs_at_depths_equal_a_fresh_index(Backend::Sqlite, 31_420).await;
+}
+
+#[actix_rt::test]
+async fn reorgs_at_depths_1_2_5_and_finality_minus_1_on_postgres() {
+    reorgs_at_depths_equal_a_fresh_index(Backend::Postgres, 31_421).await;
+}
