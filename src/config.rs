@@ -107,6 +107,9 @@ pub struct ChainConfig {
     /// Head polling interval, milliseconds.
     #[serde(default = "default_poll_interval_ms")]
     pub poll_interval_ms: u64,
+    /// Time one RPC request may take before it is abandoned and retried, milliseconds.
+    #[serde(default = "default_request_timeout_ms")]
+    pub request_timeout_ms: u64,
     /// Concurrent requests to the endpoint (header fetches).
     #[serde(default = "default_max_concurrent_requests")]
     pub max_concurrent_requests: usize,
@@ -132,6 +135,11 @@ pub const DEFAULT_POLL_INTERVAL_MS: u64 = 1_000;
 fn default_poll_interval_ms() -> u64 {
     DEFAULT_POLL_INTERVAL_MS
 }
+/// Default request timeout: generous for a large `eth_getLogs`, short of forever.
+pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 30_000;
+fn default_request_timeout_ms() -> u64 {
+    DEFAULT_REQUEST_TIMEOUT_MS
+}
 /// Default concurrent requests per endpoint.
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 8;
 fn default_max_concurrent_requests() -> usize {
@@ -152,6 +160,11 @@ impl ChainConfig {
     /// Head polling interval.
     pub fn poll_interval(&self) -> Duration {
         Duration::from_millis(self.poll_interval_ms)
+    }
+
+    /// RPC request timeout.
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_millis(self.request_timeout_ms)
     }
 
     /// The address of the (single) contract with `role`, if any.

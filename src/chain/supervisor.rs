@@ -211,7 +211,7 @@ impl ChainSupervisor {
         let registry =
             chain.contract(ContractRole::Registry).expect("validated: one registry per chain");
         let rpc_url = chain.rpc_url.as_deref().expect("validated: rpc url present");
-        let rpc = match RpcClient::new(rpc_url, chain.id) {
+        let rpc = match RpcClient::with_timeout(rpc_url, chain.id, chain.request_timeout()) {
             Ok(rpc) => rpc,
             Err(err) => {
                 tracing::error!(target: "indexer::supervisor", chain = chain.id, error = %err, "Chain stopped");

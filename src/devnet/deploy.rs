@@ -177,6 +177,7 @@ impl Deployment {
             max_block_range: 50,
             poll_interval_ms: 100,
             max_concurrent_requests: 8,
+            request_timeout_ms: 30_000,
             contracts: vec![
                 contract(ContractRole::RegistryOld, self.registry_old),
                 contract(ContractRole::Registry, self.registry),

@@ -20,6 +20,10 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
 pub const BASE_BACKOFF: Duration = Duration::from_millis(100);
 /// Longest single backoff.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
+/// Longest `Retry-After` obeyed; a provider asking for more is retried after this.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// Default time one request may take before it is abandoned and retried.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Installs ring as the process's rustls provider, once. reqwest is built without a default
 /// provider (so the tree carries one TLS backend, not two); any `https://` RPC client needs
@@ -73,14 +77,28 @@ pub fn redact_url(url: &reqwest::Url) -> String {
 }
 
 impl RpcClient {
-    /// A client for `url`. The URL may carry a key; it is never logged.
+    /// A client for `url` with the default request timeout.
     pub fn new(url: &str, chain_id: u64) -> Result<Self, RpcError> {
+        Self::with_timeout(url, chain_id, DEFAULT_REQUEST_TIMEOUT)
+    }
+
+    /// A client for `url` whose requests give up after `timeout` (and are then retried). The
+    /// URL may carry a key; it is never logged.
+    pub fn with_timeout(url: &str, chain_id: u64, timeout: Duration) -> Result<Self, RpcError> {
         let parsed: reqwest::Url = url.parse().map_err(|e| {
             RpcError::Permanent(format!("invalid rpc url for chain {chain_id}: {e}"))
         })?;
         let shown_url = redact_url(&parsed);
         Ok(Self {
-            provider: RootProvider::new_http(parsed),
+            provider: {
+                let http = reqwest::Client::builder()
+                    .timeout(timeout)
+                    .build()
+                    .map_err(|e| RpcError::Permanent(format!("http client: {e}")))?;
+                RootProvider::new(
+                    alloy::rpc::client::ClientBuilder::default().http_with_client(http, parsed),
+                )
+            },
             chain: chain_id.to_string(),
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             url: url.to_owned(),
@@ -105,7 +123,10 @@ impl RpcClient {
                     metrics::counter!("ensemble_rpc_retries_total", "chain" => self.chain.clone(), "event" => method)
                         .increment(1);
                     let cap = BASE_BACKOFF.saturating_mul(1 << attempt.min(16)).min(MAX_BACKOFF);
-                    let sleep = rand::rng().random_range(Duration::ZERO..=cap);
+                    let mut sleep = rand::rng().random_range(Duration::ZERO..=cap);
+                    if let RpcError::RateLimited { retry_after: Some(wait), .. } = &err {
+                        sleep = sleep.max((*wait).min(MAX_RETRY_AFTER));
+                    }
                     tracing::debug!(target: "indexer::rpc", chain = %self.chain, method, attempt, error = %err, "Retrying");
                     tokio::time::sleep(sleep).await;
                 }

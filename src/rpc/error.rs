@@ -9,9 +9,18 @@ pub enum RpcError {
     /// The provider refused the `eth_getLogs` window (range or result-size cap): narrow it.
     #[error("provider refused the log range: {0}")]
     RangeTooLarge(String),
-    /// Timeouts, 429, 5xx, connection resets, malformed bodies: try again later.
+    /// Timeouts, 5xx, connection resets, malformed or truncated bodies: try again later.
     #[error("transient rpc failure: {0}")]
     Transient(String),
+    /// The provider throttles us (HTTP 429 or a rate-limit error), possibly saying how long
+    /// to wait (`Retry-After`).
+    #[error("rate limited: {text}")]
+    RateLimited {
+        /// What the provider said.
+        text: String,
+        /// The delay it asked for.
+        retry_after: Option<std::time::Duration>,
+    },
     /// The node answered with an error that retrying will not change.
     #[error("rpc error: {0}")]
     Permanent(String),
@@ -28,6 +37,9 @@ impl RpcError {
         match self {
             Self::RangeTooLarge(t) => Self::RangeTooLarge(clean(t)),
             Self::Transient(t) => Self::Transient(clean(t)),
+            Self::RateLimited { text, retry_after } => {
+                Self::RateLimited { text: clean(text), retry_after }
+            }
             Self::Permanent(t) => Self::Permanent(clean(t)),
             Self::MissingBlock(n) => Self::MissingBlock(n),
         }
@@ -35,7 +47,7 @@ impl RpcError {
 
     /// Worth retrying with backoff.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Self::Transient(_) | Self::MissingBlock(_))
+        matches!(self, Self::Transient(_) | Self::RateLimited { .. } | Self::MissingBlock(_))
     }
 
     /// Classifies an `eth_getLogs` failure: like [`RpcError::classify`], plus refusals of the
@@ -55,25 +67,31 @@ impl RpcError {
     /// Classifies an alloy transport error.
     pub fn classify(err: AlloyRpcError<TransportErrorKind>) -> Self {
         let text = err.to_string();
-        if let AlloyRpcError::ErrorResp(payload) = &err {
-            let msg = payload.message.to_lowercase();
-            if payload.code == 429
-                || msg.contains("rate limit")
-                || msg.contains("too many requests")
-            {
-                return Self::Transient(text);
+        match &err {
+            AlloyRpcError::ErrorResp(payload) => {
+                let msg = payload.message.to_lowercase();
+                if payload.code == 429
+                    || msg.contains("rate limit")
+                    || msg.contains("too many requests")
+                {
+                    Self::RateLimited { text, retry_after: None }
+                } else {
+                    Self::Permanent(text)
+                }
             }
-            return Self::Permanent(text);
-        }
-        if matches!(
-            err,
+            AlloyRpcError::Transport(TransportErrorKind::HttpErrorWithRetryAfter {
+                retry_after,
+                ..
+            }) => Self::RateLimited { text, retry_after: Some(*retry_after) },
+            AlloyRpcError::Transport(TransportErrorKind::HttpError(http)) if http.status == 429 => {
+                Self::RateLimited { text, retry_after: None }
+            }
+            // Other HTTP statuses, connection failures, timeouts, and bodies that are not valid
+            // JSON-RPC (truncated, HTML error pages): all worth another try, never data.
             AlloyRpcError::Transport(_)
-                | AlloyRpcError::DeserError { .. }
-                | AlloyRpcError::NullResp
-        ) {
-            Self::Transient(text)
-        } else {
-            Self::Permanent(text)
+            | AlloyRpcError::DeserError { .. }
+            | AlloyRpcError::NullResp => Self::Transient(text),
+            _ => Self::Permanent(text),
         }
     }
 }

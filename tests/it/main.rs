@@ -5,6 +5,7 @@
 
 mod admin;
 mod decode_errors;
+mod faults;
 mod graphql;
 mod handlers;
 mod indexing;
