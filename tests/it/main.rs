@@ -4,6 +4,7 @@
 #![allow(unreachable_pub, missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod admin;
+mod database_faults;
 mod decode_errors;
 mod faults;
 mod graphql;

@@ -4,15 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use alloy::primitives::{Address, U256, keccak256};
 use ensemble::{
     Service,
-    devnet::{
-        Driver,
-        contracts::{IBaseRegistrar, IRegistry, IResolver},
-        scenario::ScenarioOptions,
-    },
-    ens::name::{child_node, labelhash},
+    devnet::{Driver, scenario::ScenarioOptions},
     store::writer::read_checkpoint,
 };
 use sea_orm::DatabaseConnection;
@@ -21,7 +15,7 @@ use crate::support::{self, Backend, TestDb};
 
 const FINALITY: u64 = 10;
 
-async fn wait_for_hash(db: &DatabaseConnection, chain: u64, driver: &Driver) {
+pub(crate) async fn wait_for_hash(db: &DatabaseConnection, chain: u64, driver: &Driver) {
     use alloy::providers::Provider;
     let head = driver.provider().get_block_number().await.unwrap();
     let hash =
@@ -37,75 +31,6 @@ async fn wait_for_hash(db: &DatabaseConnection, chain: u64, driver: &Driver) {
         }
         assert!(Instant::now() < deadline, "indexer at {cp:?}, chain head {head} {hash:#x}");
         tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Mines `blocks` blocks, each with a new subname and a registrar transfer, the first also with
-/// a text change;
-/// `tag` makes the orphaned and the canonical branch differ.
-async fn branch(
-    driver: &mut Driver,
-    d: &ensemble::devnet::Deployment,
-    owner: Address,
-    name: &str,
-    blocks: u64,
-    tag: &str,
-) {
-    let accounts = driver.accounts.clone();
-    let node = child_node(alloy::ens::namehash("eth"), labelhash(name));
-    let token = U256::from_be_bytes(labelhash(name).0);
-    let mut holder = driver
-        .read(d.base_registrar, IBaseRegistrar::ownerOfCall { tokenId: token })
-        .await
-        .unwrap();
-    for i in 0..blocks {
-        let label = keccak256(format!("{tag}-{i}"));
-        driver
-            .call_tx(
-                owner,
-                d.registry,
-                IRegistry::setSubnodeRecordCall {
-                    node,
-                    label,
-                    owner: accounts[7],
-                    resolver: d.resolver,
-                    ttl: 0,
-                },
-                "sub",
-            )
-            .await
-            .unwrap();
-        let to = accounts[8 + (i as usize % 2)];
-        if to != holder {
-            driver
-                .call_tx(
-                    holder,
-                    d.base_registrar,
-                    IBaseRegistrar::transferFromCall { from: holder, to, tokenId: token },
-                    "transfer",
-                )
-                .await
-                .unwrap();
-            holder = to;
-        }
-        // Only in the first block: both branches then set the text at the same block number,
-        // which catches any cache keyed by number instead of by block.
-        if i == 0 {
-            driver
-                .call_tx(
-                    owner,
-                    d.resolver,
-                    IResolver::setTextCall {
-                        node,
-                        key: "url".into(),
-                        value: format!("https://{tag}/{i}"),
-                    },
-                    "text",
-                )
-                .await
-                .unwrap();
-        }
-        driver.mine().await.unwrap();
     }
 }
 
@@ -125,10 +50,12 @@ async fn reorgs_at_depths_equal_a_fresh_index(backend: Backend, chain_id: u64) {
     let mut reorgs = 0;
     for depth in [1, 2, 5, FINALITY - 1] {
         let snapshot = driver.snapshot().await.unwrap();
-        branch(&mut driver, &d, owner, "name010", depth, &format!("orphan{depth}")).await;
+        support::activity(&mut driver, &d, owner, "name010", depth, &format!("orphan{depth}"))
+            .await;
         wait_for_hash(&service.db, chain_id, &driver).await;
         driver.revert(&snapshot).await.unwrap();
-        branch(&mut driver, &d, owner, "name010", depth + 1, &format!("canon{depth}")).await;
+        support::activity(&mut driver, &d, owner, "name010", depth + 1, &format!("canon{depth}"))
+            .await;
         wait_for_hash(&service.db, chain_id, &driver).await;
         reorgs += 1;
         let metrics = ensemble::metrics::install().render();

@@ -118,3 +118,67 @@ async fn sigterm_during_backfill_commits_and_resumes() {
     let actual = ensemble::dump::dump(&db).await.unwrap();
     assert!(actual == expected, "dump after SIGTERM + restart differs from an uninterrupted run");
 }
+
+/// Ten SIGKILLs at random points: six during backfill, four while following a chain that
+/// keeps producing blocks with registrations, transfers and record changes. The final state
+/// equals a fresh, uninterrupted index of the final chain.
+#[actix_rt::test]
+async fn ten_sigkills_during_backfill_and_realtime_change_nothing() {
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+    let chain_id = 31_407;
+    let (anvil, mut driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;
+    let d = scenario.deployment;
+    let mut chain = d.chain_config(chain_id, &anvil.url);
+    chain.max_block_range = 1;
+    chain.finality_depth = 8;
+    let last = scenario.last_block;
+    let mut rng = StdRng::seed_from_u64(10);
+
+    let victim = TestDb::new(Backend::Sqlite).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = support::write_config(dir.path(), &victim.url, &chain, 5);
+    let db = ensemble::store::database::connect(&victim.url).await.unwrap();
+
+    // Backfill: each kill waits for fresh progress past the previous one, plus a random
+    // extra distance, so every process did real work before it died.
+    let mut kills = Vec::new();
+    for _ in 0..6 {
+        let target = checkpoint(&db, chain_id).await + 1 + rng.random_range(0..12);
+        let mut child = support::spawn_ensemble(&config_path, &[]);
+        kills.push(kill_after(&mut child, &db, chain_id, target.min(last - 1)).await);
+    }
+    assert!(
+        kills.windows(2).all(|w| w[0] < w[1]),
+        "each backfill kill comes after new progress: {kills:?}"
+    );
+    assert!(*kills.last().unwrap() < last, "the backfill kills land before the end: {kills:?}");
+
+    // Realtime: the indexer catches up and follows; blocks with registrations, transfers and
+    // record changes keep coming; it is killed a random moment after indexing new blocks.
+    let owner = driver.accounts[1];
+    for round in 0..4u64 {
+        let mut child = support::spawn_ensemble(&config_path, &[]);
+        crate::reorg::wait_for_hash(&db, chain_id, &driver).await;
+        support::activity(&mut driver, &d, owner, "name010", 1, &format!("rt{round}")).await;
+        crate::reorg::wait_for_hash(&db, chain_id, &driver).await;
+        let more = rng.random_range(1..4);
+        support::activity(&mut driver, &d, owner, "name010", more, &format!("rt{round}b")).await;
+        tokio::time::sleep(Duration::from_millis(rng.random_range(0..40))).await;
+        child.kill().unwrap();
+        child.wait().unwrap();
+        kills.push(checkpoint(&db, chain_id).await);
+    }
+    eprintln!("killed at blocks {kills:?}");
+    assert_eq!(kills.len(), 10);
+
+    let mut child = support::spawn_ensemble(&config_path, &[]);
+    crate::reorg::wait_for_hash(&db, chain_id, &driver).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let head = alloy::providers::Provider::get_block_number(driver.provider()).await.unwrap();
+    assert!(head > last, "the chain grew during the realtime phase");
+    let expected = support::reference_dump(&chain, head).await;
+    let actual = ensemble::dump::dump(&db).await.unwrap();
+    assert!(actual == expected, "ten SIGKILLs changed the indexed state");
+}

@@ -6,10 +6,16 @@ use std::{
     time::{Duration, Instant},
 };
 
+use alloy::primitives::{Address, U256, keccak256};
 use ensemble::{
     Config,
     config::ChainConfig,
-    devnet::{Anvil, Driver, Scenario, scenario::ScenarioOptions},
+    devnet::{
+        Anvil, Deployment, Driver, Scenario,
+        contracts::{IBaseRegistrar, IRegistry, IResolver},
+        scenario::ScenarioOptions,
+    },
+    ens::name::{child_node, labelhash},
     store::writer::read_checkpoint,
 };
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
@@ -179,4 +185,73 @@ pub async fn reference_dump(chain: &ChainConfig, last: u64) -> String {
     let dump = ensemble::dump::dump(&service.db).await.expect("dump");
     service.stop().await;
     dump
+}
+
+/// Mines `blocks` blocks, each with a new subname and a registrar transfer, the first also with
+/// a text change;
+/// `tag` makes the orphaned and the canonical branch differ.
+pub async fn activity(
+    driver: &mut Driver,
+    d: &Deployment,
+    owner: Address,
+    name: &str,
+    blocks: u64,
+    tag: &str,
+) {
+    let accounts = driver.accounts.clone();
+    let node = child_node(alloy::ens::namehash("eth"), labelhash(name));
+    let token = U256::from_be_bytes(labelhash(name).0);
+    let mut holder = driver
+        .read(d.base_registrar, IBaseRegistrar::ownerOfCall { tokenId: token })
+        .await
+        .unwrap();
+    for i in 0..blocks {
+        let label = keccak256(format!("{tag}-{i}"));
+        driver
+            .call_tx(
+                owner,
+                d.registry,
+                IRegistry::setSubnodeRecordCall {
+                    node,
+                    label,
+                    owner: accounts[7],
+                    resolver: d.resolver,
+                    ttl: 0,
+                },
+                "sub",
+            )
+            .await
+            .unwrap();
+        let to = accounts[8 + (i as usize % 2)];
+        if to != holder {
+            driver
+                .call_tx(
+                    holder,
+                    d.base_registrar,
+                    IBaseRegistrar::transferFromCall { from: holder, to, tokenId: token },
+                    "transfer",
+                )
+                .await
+                .unwrap();
+            holder = to;
+        }
+        // Only in the first block: both branches then set the text at the same block number,
+        // which catches any cache keyed by number instead of by block.
+        if i == 0 {
+            driver
+                .call_tx(
+                    owner,
+                    d.resolver,
+                    IResolver::setTextCall {
+                        node,
+                        key: "url".into(),
+                        value: format!("https://{tag}/{i}"),
+                    },
+                    "text",
+                )
+                .await
+                .unwrap();
+        }
+        driver.mine().await.unwrap();
+    }
 }
