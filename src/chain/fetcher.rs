@@ -162,6 +162,12 @@ impl FetchJob {
                 }
             }
             let mut target = head.saturating_sub(self.chain.confirmations);
+            if head + 1 < next {
+                // The node is behind what is already indexed (a lagging replica, or a reorg
+                // that has not yet grown past our height). Wait; a fork shows up as a parent
+                // mismatch once the chain passes our height again.
+                tracing::debug!(target: "indexer::fetcher", chain = chain_id, head, indexed = next - 1, "Node is behind the indexed block; waiting");
+            }
             self.progress.set_head(target);
             if let Some(end) = self.chain.end_block {
                 if next > end {

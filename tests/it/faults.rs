@@ -1,6 +1,8 @@
 //! RPC faults: a proxy in front of anvil fails a fifth of all requests (429 with Retry-After,
-//! 500, timeouts, truncated bodies, log-range refusals). Indexing through it ends in exactly the
-//! state of indexing anvil directly, and the retries show in the metrics.
+//! 500, timeouts, truncated bodies, log-range refusals) and sometimes reports a head from the
+//! past, as a lagging node behind a load balancer does. Indexing through it ends in exactly
+//! the state of indexing anvil directly, the retries show in the metrics, and the lagging head
+//! is never mistaken for a reorg.
 
 use std::{
     sync::atomic::{AtomicU64, Ordering},
@@ -24,6 +26,7 @@ struct Proxy {
     rng: std::sync::Mutex<StdRng>,
     faults: AtomicU64,
     requests: AtomicU64,
+    stale_heads: AtomicU64,
 }
 
 async fn forward(proxy: &Proxy, body: &web::Bytes) -> Result<(u16, Vec<u8>), reqwest::Error> {
@@ -41,6 +44,21 @@ async fn handle(proxy: web::Data<Proxy>, body: web::Bytes) -> HttpResponse {
     proxy.requests.fetch_add(1, Ordering::Relaxed);
     let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
     let is_get_logs = request["method"] == "eth_getLogs";
+    if request["method"] == "eth_blockNumber" && proxy.rng.lock().unwrap().random_bool(FAULT_RATE) {
+        // A node that is behind: the head it reports went backwards.
+        if let Ok((_, bytes)) = forward(&proxy, &body).await {
+            let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+            let head = u64::from_str_radix(
+                answer["result"].as_str().unwrap_or("0x0").trim_start_matches("0x"),
+                16,
+            )
+            .unwrap_or(0);
+            proxy.stale_heads.fetch_add(1, Ordering::Relaxed);
+            return HttpResponse::Ok().json(serde_json::json!({
+                "jsonrpc": "2.0", "id": request["id"], "result": format!("{:#x}", head.saturating_sub(6))
+            }));
+        }
+    }
     let fault = {
         let mut rng = proxy.rng.lock().unwrap();
         rng.random_bool(FAULT_RATE).then(|| rng.random_range(0..5u8))
@@ -97,6 +115,7 @@ async fn rpc_faults_at_twenty_percent_change_nothing() {
         rng: std::sync::Mutex::new(StdRng::seed_from_u64(20)),
         faults: AtomicU64::new(0),
         requests: AtomicU64::new(0),
+        stale_heads: AtomicU64::new(0),
     });
     let shared = proxy.clone();
     let server = HttpServer::new(move || {
@@ -134,4 +153,9 @@ async fn rpc_faults_at_twenty_percent_change_nothing() {
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum();
     assert!(retries > 0.0, "retries must be visible in metrics:\n{metrics}");
+    assert!(proxy.stale_heads.load(Ordering::Relaxed) > 0, "no stale head was served");
+    assert!(
+        !metrics.contains(&format!("ensemble_reorgs_total{{chain=\"{chain_id}\"}}")),
+        "a lagging head must not be taken for a reorg:\n{metrics}"
+    );
 }

@@ -65,6 +65,14 @@ async fn reorgs_at_depths_equal_a_fresh_index(backend: Backend, chain_id: u64) {
         );
     }
     let actual = ensemble::dump::dump(&service.db).await.unwrap();
+    // The journal holds only the unfinalized tail of the chain.
+    let head = alloy::providers::Provider::get_block_number(driver.provider()).await.unwrap();
+    let windows = ensemble::store::journal::windows(&service.db, chain_id).await.unwrap();
+    assert!(!windows.is_empty(), "blocks near the head are journaled");
+    assert!(
+        windows.iter().all(|w| w.window_end as u64 + FINALITY + 1 >= head),
+        "final windows are pruned: {windows:?} at head {head}"
+    );
     service.stop().await;
 
     let fresh = TestDb::new(Backend::Sqlite).await;
