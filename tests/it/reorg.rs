@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use ensemble::{
     Service,
-    devnet::{Driver, scenario::ScenarioOptions},
+    devnet::{Deployment, Driver, contracts::IController, scenario::ScenarioOptions},
     store::writer::read_checkpoint,
 };
 use sea_orm::DatabaseConnection;
@@ -34,6 +34,63 @@ pub(crate) async fn wait_for_hash(db: &DatabaseConnection, chain: u64, driver: &
     }
 }
 
+fn secret(name: &str) -> alloy::primitives::B256 {
+    alloy::primitives::keccak256(format!("secret-{name}"))
+}
+
+async fn commit(
+    driver: &mut Driver,
+    d: &Deployment,
+    name: &str,
+    owner: alloy::primitives::Address,
+) {
+    let commitment = driver
+        .read(
+            d.controller,
+            IController::makeCommitmentWithConfigCall {
+                name: name.into(),
+                owner,
+                secret: secret(name),
+                resolver: d.resolver,
+                addr: owner,
+            },
+        )
+        .await
+        .unwrap();
+    driver
+        .call_tx(owner, d.controller, IController::commitCall { commitment }, "commit")
+        .await
+        .unwrap();
+}
+
+/// Queues a controller registration of `name.eth`; mined with the branch's first block.
+async fn register(
+    driver: &mut Driver,
+    d: &Deployment,
+    name: &str,
+    owner: alloy::primitives::Address,
+) {
+    let call = IController::registerWithConfigCall {
+        name: name.into(),
+        owner,
+        duration: alloy::primitives::U256::from(ensemble::devnet::scenario::YEAR),
+        secret: secret(name),
+        resolver: d.resolver,
+        addr: owner,
+    };
+    let value = alloy::primitives::U256::from(10u128.pow(18));
+    driver
+        .send(
+            owner,
+            Some(d.controller),
+            alloy::sol_types::SolCall::abi_encode(&call),
+            value,
+            "register",
+        )
+        .await
+        .unwrap();
+}
+
 async fn reorgs_at_depths_equal_a_fresh_index(backend: Backend, chain_id: u64) {
     let (anvil, mut driver, scenario) =
         support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
@@ -49,11 +106,23 @@ async fn reorgs_at_depths_equal_a_fresh_index(backend: Backend, chain_id: u64) {
     let owner = driver.accounts[1];
     let mut reorgs = 0;
     for depth in [1, 2, 5, FINALITY - 1] {
+        // Commitments in the common chain; each branch then registers its own .eth name.
+        let orphan_name = format!("orphan{depth}name");
+        let canon_name = format!("canon{depth}name");
+        commit(&mut driver, &d, &orphan_name, owner).await;
+        commit(&mut driver, &d, &canon_name, owner).await;
+        driver.mine().await.unwrap();
+        driver.increase_time(ensemble::devnet::deploy::MIN_COMMITMENT_AGE + 1).await.unwrap();
+        driver.mine().await.unwrap();
+        wait_for_hash(&service.db, chain_id, &driver).await;
+
         let snapshot = driver.snapshot().await.unwrap();
+        register(&mut driver, &d, &orphan_name, owner).await;
         support::activity(&mut driver, &d, owner, "name010", depth, &format!("orphan{depth}"))
             .await;
         wait_for_hash(&service.db, chain_id, &driver).await;
         driver.revert(&snapshot).await.unwrap();
+        register(&mut driver, &d, &canon_name, owner).await;
         support::activity(&mut driver, &d, owner, "name010", depth + 1, &format!("canon{depth}"))
             .await;
         wait_for_hash(&service.db, chain_id, &driver).await;
@@ -86,6 +155,10 @@ async fn reorgs_at_depths_equal_a_fresh_index(backend: Backend, chain_id: u64) {
         actual.matches("https://orphan").count()
     );
     assert!(actual.contains("https://canon"), "the canonical branch's records are indexed");
+    assert!(
+        actual.contains("canon1name") && !actual.contains("orphan1name"),
+        "registrations follow the canonical branch"
+    );
     assert!(!actual.contains("https://orphan"), "no record of an orphaned block survives");
     assert_eq!(actual.lines().count(), expected.lines().count(), "row counts differ after reorgs");
     assert!(actual == expected, "state after reorgs differs from a fresh index of the final chain");
