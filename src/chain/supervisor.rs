@@ -45,6 +45,9 @@ pub const BASE_RESTART_DELAY: Duration = Duration::from_millis(500);
 pub const MAX_RESTART_DELAY: Duration = Duration::from_secs(30);
 /// A pipeline that ran this long before failing counts as healthy: the backoff starts over.
 pub const HEALTHY_RUN: Duration = Duration::from_secs(60);
+/// A chain that has synced stays `following` while it lags the head by at most this many
+/// blocks: new blocks arrive all the time, and readiness must not flap with each of them.
+pub const FOLLOWING_MAX_LAG: u64 = 8;
 /// How often the status row and progress numbers are refreshed.
 pub const STATUS_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -175,6 +178,8 @@ pub struct ChainSupervisor {
     last_sample: (Instant, u64, u64),
     events_per_second: f64,
     blocks_per_second: f64,
+    /// Reached the head with everything committed (and has not fallen far behind since).
+    synced: bool,
 }
 
 impl ChainSupervisor {
@@ -195,6 +200,7 @@ impl ChainSupervisor {
             last_sample: (Instant::now(), 0, 0),
             events_per_second: 0.0,
             blocks_per_second: 0.0,
+            synced: false,
         }
     }
 
@@ -207,6 +213,7 @@ impl ChainSupervisor {
         self.generation += 1;
         self.started_at = Instant::now();
         self.phase = Phase::Starting;
+        self.synced = false;
         let chain = &self.chain;
         let registry =
             chain.contract(ContractRole::Registry).expect("validated: one registry per chain");
@@ -285,7 +292,7 @@ impl ChainSupervisor {
             .then(|| (behind as f64 / self.blocks_per_second).ceil() as u64);
         let phase = match &self.phase {
             Phase::Starting | Phase::Backfill | Phase::Following if self.pipeline.is_some() => {
-                if self.progress.caught_up() {
+                if self.synced {
                     Phase::Following
                 } else if head > 0 {
                     Phase::Backfill
@@ -312,6 +319,15 @@ impl ChainSupervisor {
     }
 
     fn sample(&mut self) {
+        // Synced means the fetcher reached the head *and* it is committed: windows in flight
+        // do not count, or /ready would answer before the data is there.
+        let (head, indexed) = (self.progress.head(), self.progress.indexed());
+        if self.pipeline.is_some() && self.progress.caught_up() && head > 0 && indexed >= head {
+            self.synced = true;
+        }
+        if head.saturating_sub(indexed) > FOLLOWING_MAX_LAG {
+            self.synced = false;
+        }
         let now = Instant::now();
         let (at, events, blocks) = self.last_sample;
         let secs = now.duration_since(at).as_secs_f64().max(1e-3);

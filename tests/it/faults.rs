@@ -99,8 +99,16 @@ async fn handle(proxy: web::Data<Proxy>, body: web::Bytes) -> HttpResponse {
 }
 
 #[actix_rt::test]
-async fn rpc_faults_at_twenty_percent_change_nothing() {
-    let chain_id = 31_430;
+async fn rpc_faults_at_twenty_percent_change_nothing_on_sqlite() {
+    rpc_faults_at_twenty_percent_change_nothing(Backend::Sqlite, 31_430).await;
+}
+
+#[actix_rt::test]
+async fn rpc_faults_at_twenty_percent_change_nothing_on_postgres() {
+    rpc_faults_at_twenty_percent_change_nothing(Backend::Postgres, 31_431).await;
+}
+
+async fn rpc_faults_at_twenty_percent_change_nothing(backend: Backend, chain_id: u64) {
     let (anvil, _driver, scenario) =
         support::devnet(chain_id, ScenarioOptions { eth_names: 30, per_block: 5 }).await;
     let mut chain = scenario.deployment.chain_config(chain_id, &anvil.url);
@@ -131,7 +139,7 @@ async fn rpc_faults_at_twenty_percent_change_nothing() {
     actix_rt::spawn(server);
 
     chain.rpc_url = Some(format!("http://{addr}"));
-    let db = TestDb::new(Backend::Sqlite).await;
+    let db = TestDb::new(backend).await;
     let service = Service::start(&support::config(&db.url, chain)).await.unwrap();
     support::wait_for_block(&service.db, chain_id, last).await;
     let actual = ensemble::dump::dump(&service.db).await.unwrap();

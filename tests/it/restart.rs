@@ -123,9 +123,17 @@ async fn sigterm_during_backfill_commits_and_resumes() {
 /// keeps producing blocks with registrations, transfers and record changes. The final state
 /// equals a fresh, uninterrupted index of the final chain.
 #[actix_rt::test]
-async fn ten_sigkills_during_backfill_and_realtime_change_nothing() {
+async fn ten_sigkills_during_backfill_and_realtime_change_nothing_on_sqlite() {
+    ten_sigkills_during_backfill_and_realtime_change_nothing(Backend::Sqlite, 31_407).await;
+}
+
+#[actix_rt::test]
+async fn ten_sigkills_during_backfill_and_realtime_change_nothing_on_postgres() {
+    ten_sigkills_during_backfill_and_realtime_change_nothing(Backend::Postgres, 31_408).await;
+}
+
+async fn ten_sigkills_during_backfill_and_realtime_change_nothing(backend: Backend, chain_id: u64) {
     use rand::{Rng, SeedableRng, rngs::StdRng};
-    let chain_id = 31_407;
     let (anvil, mut driver, scenario) =
         support::devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;
     let d = scenario.deployment;
@@ -135,7 +143,7 @@ async fn ten_sigkills_during_backfill_and_realtime_change_nothing() {
     let last = scenario.last_block;
     let mut rng = StdRng::seed_from_u64(10);
 
-    let victim = TestDb::new(Backend::Sqlite).await;
+    let victim = TestDb::new(backend).await;
     let dir = tempfile::tempdir().unwrap();
     let config_path = support::write_config(dir.path(), &victim.url, &chain, 5);
     let db = ensemble::store::database::connect(&victim.url).await.unwrap();
