@@ -45,6 +45,8 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
                 d.migrated,
                 d.registration_id,
                 d.registration_count,
+                d.registration_start,
+                d.registration_expiry,
                 d.created_block,
                 d.created_at
             ]),

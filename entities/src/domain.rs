@@ -44,6 +44,12 @@ pub struct Model {
     pub registration_id: Option<String>,
     /// Number of registrations so far (the next registration's index).
     pub registration_count: i32,
+    /// Start of the latest registration, for ordering; `i64::MAX` when there is none, so such
+    /// domains sort last ascending and first descending.
+    pub registration_start: i64,
+    /// Expiry of the latest registration, for ordering; `i64::MAX` when there is none or it
+    /// never expires.
+    pub registration_expiry: i64,
     /// Block number that created the domain.
     pub created_block: i64,
     /// Timestamp of that block.

@@ -10,6 +10,7 @@ pub use sea_orm_migration::prelude::*;
 mod m20261130_000001_create_tables;
 mod m20261130_000002_create_chain_status;
 mod m20261130_000003_create_journal;
+mod m20261130_000004_domain_ordering;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -22,6 +23,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000001_create_tables::Migration),
             Box::new(m20261130_000002_create_chain_status::Migration),
             Box::new(m20261130_000003_create_journal::Migration),
+            Box::new(m20261130_000004_domain_ordering::Migration),
         ]
     }
 }

@@ -60,8 +60,7 @@ pub async fn name_renewed(
     let Some(reg) = registration::latest(store, &domain).await? else {
         return Err(HandlerError::unknown("registration", id));
     };
-    registration::renew(store, reg, clamp_u256(expires), meta);
-    Ok(())
+    registration::renew(store, reg, clamp_u256(expires), meta).await
 }
 
 /// ERC-721 `Transfer(from, to, tokenId)`.

@@ -109,7 +109,7 @@ pub async fn name_unwrapped(
             reg.wrapped = false;
             reg.fuses = None;
         }
-        store.put_registration(reg);
+        registration::save(store, reg).await?;
     }
     Ok(())
 }
@@ -140,7 +140,7 @@ pub async fn expiry_extended(
     let (_, reg) = wrapped_domain(ctx, store, node).await?;
     // Extending a wrapped .eth 2LD mirrors a base registrar renewal already recorded.
     if let Some(reg) = reg.filter(|r| r.kind == KIND) {
-        registration::renew(store, reg, i64::try_from(expiry).unwrap_or(i64::MAX), meta);
+        registration::renew(store, reg, i64::try_from(expiry).unwrap_or(i64::MAX), meta).await?;
     }
     Ok(())
 }

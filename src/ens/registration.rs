@@ -55,6 +55,24 @@ pub fn open(
     });
     domain.registration_id = Some(id);
     domain.registration_count += 1;
+    domain.registration_start = meta.timestamp as i64;
+    domain.registration_expiry = opening.expiry.unwrap_or(i64::MAX);
+}
+
+/// Stores `reg` and mirrors its expiry onto its domain when it is the domain's latest
+/// registration (domain listings order by it).
+pub async fn save(store: &mut EntityStore, reg: registration::Model) -> Result<(), HandlerError> {
+    if let Some(mut domain) = store.domain(&reg.domain_id).await?
+        && domain.registration_id.as_deref() == Some(reg.id.as_str())
+    {
+        let expiry = reg.expiry.unwrap_or(i64::MAX);
+        if domain.registration_expiry != expiry {
+            domain.registration_expiry = expiry;
+            store.put_domain(domain);
+        }
+    }
+    store.put_registration(reg);
+    Ok(())
 }
 
 /// The latest registration of `domain`, if any.
@@ -69,7 +87,12 @@ pub async fn latest(
 }
 
 /// Appends a renewal to `reg` that moves its expiry to `expiry`.
-pub fn renew(store: &mut EntityStore, mut reg: registration::Model, expiry: i64, meta: &EventMeta) {
+pub async fn renew(
+    store: &mut EntityStore,
+    mut reg: registration::Model,
+    expiry: i64,
+    meta: &EventMeta,
+) -> Result<(), HandlerError> {
     let index = reg.renewal_count;
     store.put_renewal(renewal::Model {
         id: format!("{}-{index}", reg.id),
@@ -85,5 +108,5 @@ pub fn renew(store: &mut EntityStore, mut reg: registration::Model, expiry: i64,
     });
     reg.expiry = Some(expiry);
     reg.renewal_count += 1;
-    store.put_registration(reg);
+    save(store, reg).await
 }

@@ -73,6 +73,8 @@ pub async fn new_owner(
         migrated: source == RegistrySource::Current,
         registration_id: None,
         registration_count: 0,
+        registration_start: i64::MAX,
+        registration_expiry: i64::MAX,
         created_block: meta.block_number as i64,
         created_at: meta.timestamp as i64,
     });
