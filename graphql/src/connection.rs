@@ -1,23 +1,78 @@
-//! Relay connections over domains with opaque keyset cursors on `(name, id)`. `totalCount`
-//! is a separate `COUNT(*)` that runs only when selected.
+//! Relay connections over domains with opaque keyset cursors.
+//!
+//! Every listing orders by one column (`NAME`, `DEPTH`, `REGISTRATION_TIMESTAMP`,
+//! `REGISTRATION_EXPIRY`) in either direction, ties broken by domain id in the same direction,
+//! and pages forwards (`first`/`after`) or backwards (`last`/`before`). A cursor records the
+//! ordering it was made for together with the row's sort value and id; a cursor from another
+//! ordering is rejected rather than silently misread. "No registration" sorts as the largest
+//! value: last ascending, first descending. `totalCount` is a separate `COUNT(*)` that runs
+//! only when selected.
 
-use async_graphql::{Context, Error, Object, SimpleObject};
+use async_graphql::{Context, Enum, Error, InputObject, Object, SimpleObject};
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use entities::domain;
 use sea_orm::{
-    ColumnTrait, Condition, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ColumnTrait, Condition, DatabaseConnection, EntityTrait, Order, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, sea_query::LikeExpr,
 };
+use serde::{Deserialize, Serialize};
 
 use crate::{
     error::{code, coded, internal},
     types::Domain,
 };
 
-/// Page size when `first` is not given.
+/// Page size when neither `first` nor `last` is given.
 pub const DEFAULT_PAGE_SIZE: u64 = 100;
 /// Largest page.
 pub const MAX_PAGE_SIZE: u64 = 1000;
+
+/// Orders of domain listings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum, Serialize, Deserialize)]
+#[graphql(name = "DomainsOrderBy")]
+pub enum DomainsOrderBy {
+    /// Canonical name, byte order.
+    Name,
+    /// Number of labels.
+    Depth,
+    /// Start of the latest registration.
+    RegistrationTimestamp,
+    /// Expiry of the latest registration.
+    RegistrationExpiry,
+}
+
+/// A direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Enum, Serialize, Deserialize)]
+pub enum OrderDirection {
+    /// Ascending.
+    #[default]
+    Asc,
+    /// Descending.
+    Desc,
+}
+
+/// How to order a domain listing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, InputObject)]
+pub struct DomainsOrderInput {
+    /// The column.
+    pub by: DomainsOrderBy,
+    /// The direction (ascending by default).
+    #[graphql(default)]
+    pub dir: OrderDirection,
+}
+
+/// Relay paging arguments.
+#[derive(Clone, Debug, Default)]
+pub struct Paging {
+    /// Forward page size.
+    pub first: Option<i32>,
+    /// Forward cursor.
+    pub after: Option<String>,
+    /// Backward page size.
+    pub last: Option<i32>,
+    /// Backward cursor.
+    pub before: Option<String>,
+}
 
 /// Which domains a connection lists.
 #[derive(Clone, Debug)]
@@ -46,31 +101,133 @@ impl DomainFilter {
             Self::NameStartsWith(prefix) => {
                 let escaped = prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
                 Condition::all().add(
-                    domain::Column::Name.like(
-                        sea_orm::sea_query::LikeExpr::new(format!("{escaped}%")).escape('\\'),
-                    ),
+                    domain::Column::Name.like(LikeExpr::new(format!("{escaped}%")).escape('\\')),
                 )
             }
         }
     }
+
+    /// The ordering used when the query gives none: by depth for prefix searches (so
+    /// `vitalik.eth` comes before `vitalik.ethereum.foundation`), else by name.
+    pub fn default_order(&self) -> DomainsOrderInput {
+        let by = match self {
+            Self::NameStartsWith(_) => DomainsOrderBy::Depth,
+            _ => DomainsOrderBy::Name,
+        };
+        DomainsOrderInput { by, dir: OrderDirection::Asc }
+    }
 }
 
-fn encode_cursor(row: &domain::Model) -> String {
-    URL_SAFE_NO_PAD.encode(serde_json::to_vec(&(&row.name, &row.id)).unwrap_or_default())
+/// The sort value of a row for an ordering.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+enum SortValue {
+    Int(i64),
+    Text(String),
 }
 
-fn decode_cursor(cursor: &str) -> Result<(String, String), Error> {
-    URL_SAFE_NO_PAD
-        .decode(cursor)
+#[derive(Debug, Serialize, Deserialize)]
+struct Cursor {
+    by: DomainsOrderBy,
+    dir: OrderDirection,
+    value: SortValue,
+    id: String,
+}
+
+fn sort_value(by: DomainsOrderBy, row: &domain::Model) -> SortValue {
+    match by {
+        DomainsOrderBy::Name => SortValue::Text(row.name.clone()),
+        DomainsOrderBy::Depth => SortValue::Int(i64::from(row.depth)),
+        DomainsOrderBy::RegistrationTimestamp => SortValue::Int(row.registration_start),
+        DomainsOrderBy::RegistrationExpiry => SortValue::Int(row.registration_expiry),
+    }
+}
+
+fn column(by: DomainsOrderBy) -> domain::Column {
+    match by {
+        DomainsOrderBy::Name => domain::Column::Name,
+        DomainsOrderBy::Depth => domain::Column::Depth,
+        DomainsOrderBy::RegistrationTimestamp => domain::Column::RegistrationStart,
+        DomainsOrderBy::RegistrationExpiry => domain::Column::RegistrationExpiry,
+    }
+}
+
+fn encode_cursor(order: DomainsOrderInput, row: &domain::Model) -> String {
+    let cursor = Cursor {
+        by: order.by,
+        dir: order.dir,
+        value: sort_value(order.by, row),
+        id: row.id.clone(),
+    };
+    URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).unwrap_or_default())
+}
+
+fn decode_cursor(text: &str, order: DomainsOrderInput) -> Result<Cursor, Error> {
+    let cursor: Cursor = URL_SAFE_NO_PAD
+        .decode(text)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .ok_or_else(|| coded(code::INVALID_CURSOR, "invalid cursor"))
+        .ok_or_else(|| coded(code::INVALID_CURSOR, "invalid cursor"))?;
+    if (cursor.by, cursor.dir) != (order.by, order.dir) {
+        return Err(coded(
+            code::INVALID_CURSOR,
+            format!(
+                "invalid cursor: it was created with orderBy={:?} {:?} but the query uses {:?} {:?}",
+                cursor.by, cursor.dir, order.by, order.dir
+            ),
+        ));
+    }
+    let typed = matches!(
+        (order.by, &cursor.value),
+        (DomainsOrderBy::Name, SortValue::Text(_))
+            | (
+                DomainsOrderBy::Depth
+                    | DomainsOrderBy::RegistrationTimestamp
+                    | DomainsOrderBy::RegistrationExpiry,
+                SortValue::Int(_)
+            )
+    );
+    if !typed {
+        return Err(coded(code::INVALID_CURSOR, "invalid cursor"));
+    }
+    Ok(cursor)
+}
+
+/// Rows strictly after `cursor` when walking in `dir`.
+fn after(by: DomainsOrderBy, dir: OrderDirection, cursor: Cursor) -> Condition {
+    let col = column(by);
+    let (value, id) = (cursor.value, cursor.id);
+    let (beyond, tie) = match (dir, value) {
+        (OrderDirection::Asc, SortValue::Text(v)) => (col.gt(v.clone()), col.eq(v)),
+        (OrderDirection::Desc, SortValue::Text(v)) => (col.lt(v.clone()), col.eq(v)),
+        (OrderDirection::Asc, SortValue::Int(v)) => (col.gt(v), col.eq(v)),
+        (OrderDirection::Desc, SortValue::Int(v)) => (col.lt(v), col.eq(v)),
+    };
+    let id_beyond = match dir {
+        OrderDirection::Asc => domain::Column::Id.gt(id),
+        OrderDirection::Desc => domain::Column::Id.lt(id),
+    };
+    Condition::any().add(beyond).add(Condition::all().add(tie).add(id_beyond))
+}
+
+fn page_size(n: Option<i32>, name: &str) -> Result<Option<u64>, Error> {
+    match n {
+        None => Ok(None),
+        Some(n) if n < 0 => {
+            Err(coded(code::INVALID_ARGUMENT, format!("{name} must not be negative")))
+        }
+        Some(n) if n as u64 > MAX_PAGE_SIZE => {
+            Err(coded(code::INVALID_ARGUMENT, format!("{name} must be at most {MAX_PAGE_SIZE}")))
+        }
+        Some(n) => Ok(Some(n as u64)),
+    }
 }
 
 /// One page of domains.
 #[derive(Debug)]
 pub struct DomainConnection {
     rows: Vec<domain::Model>,
+    order: DomainsOrderInput,
     has_next_page: bool,
     has_previous_page: bool,
     filter: DomainFilter,
@@ -94,48 +251,54 @@ pub struct PageInfo {
     pub end_cursor: Option<String>,
     /// Whether more edges follow.
     pub has_next_page: bool,
-    /// Whether edges precede (true when `after` was given).
+    /// Whether edges precede.
     pub has_previous_page: bool,
 }
 
 impl DomainConnection {
-    /// Loads the page after `after` (ordered by name, then id) of at most `first` rows.
+    /// Loads one page of the domains matching `filter`, in `order` (or the filter's default).
     pub async fn load(
         db: &DatabaseConnection,
         filter: DomainFilter,
-        first: Option<i32>,
-        after: Option<String>,
+        order: Option<DomainsOrderInput>,
+        paging: Paging,
     ) -> Result<Self, Error> {
-        let first = match first {
-            None => DEFAULT_PAGE_SIZE,
-            Some(n) if n < 0 => {
-                return Err(coded(code::INVALID_ARGUMENT, "first must not be negative"));
-            }
-            Some(n) if n as u64 > MAX_PAGE_SIZE => {
-                return Err(coded(
-                    code::INVALID_ARGUMENT,
-                    format!("first must be at most {MAX_PAGE_SIZE}"),
-                ));
-            }
-            Some(n) => n as u64,
+        let order = order.unwrap_or_else(|| filter.default_order());
+        let (first, last) = (page_size(paging.first, "first")?, page_size(paging.last, "last")?);
+        if first.is_some() && last.is_some() {
+            return Err(coded(code::INVALID_ARGUMENT, "give first or last, not both"));
+        }
+        if paging.after.is_some() && paging.before.is_some() {
+            return Err(coded(code::INVALID_ARGUMENT, "give after or before, not both"));
+        }
+        let backward = last.is_some() || paging.before.is_some();
+        let size = first.or(last).unwrap_or(DEFAULT_PAGE_SIZE);
+        // Walking backwards is walking forwards in the opposite direction, then reversing.
+        let walk = match (order.dir, backward) {
+            (OrderDirection::Asc, false) | (OrderDirection::Desc, true) => OrderDirection::Asc,
+            _ => OrderDirection::Desc,
         };
+        let sql_order = if walk == OrderDirection::Asc { Order::Asc } else { Order::Desc };
         let mut query = domain::Entity::find().filter(filter.condition());
-        if let Some(cursor) = &after {
-            let (name, id) = decode_cursor(cursor)?;
-            query = query.filter(Condition::any().add(domain::Column::Name.gt(name.clone())).add(
-                Condition::all().add(domain::Column::Name.eq(name)).add(domain::Column::Id.gt(id)),
-            ));
+        let cursor = if backward { &paging.before } else { &paging.after };
+        if let Some(text) = cursor {
+            query = query.filter(after(order.by, walk, decode_cursor(text, order)?));
         }
         let mut rows = query
-            .order_by_asc(domain::Column::Name)
-            .order_by_asc(domain::Column::Id)
-            .limit(first + 1)
+            .order_by(column(order.by), sql_order.clone())
+            .order_by(domain::Column::Id, sql_order)
+            .limit(size + 1)
             .all(db)
             .await
             .map_err(internal)?;
-        let has_next_page = rows.len() as u64 > first;
-        rows.truncate(first as usize);
-        Ok(Self { rows, has_next_page, has_previous_page: after.is_some(), filter })
+        let more = rows.len() as u64 > size;
+        rows.truncate(size as usize);
+        if backward {
+            rows.reverse();
+        }
+        let (has_next_page, has_previous_page) =
+            if backward { (paging.before.is_some(), more) } else { (more, paging.after.is_some()) };
+        Ok(Self { rows, order, has_next_page, has_previous_page, filter })
     }
 }
 
@@ -145,15 +308,18 @@ impl DomainConnection {
     async fn edges(&self) -> Vec<DomainEdge> {
         self.rows
             .iter()
-            .map(|row| DomainEdge { cursor: encode_cursor(row), node: Domain(row.clone()) })
+            .map(|row| DomainEdge {
+                cursor: encode_cursor(self.order, row),
+                node: Domain(row.clone()),
+            })
             .collect()
     }
 
     /// Page info.
     async fn page_info(&self) -> PageInfo {
         PageInfo {
-            start_cursor: self.rows.first().map(encode_cursor),
-            end_cursor: self.rows.last().map(encode_cursor),
+            start_cursor: self.rows.first().map(|r| encode_cursor(self.order, r)),
+            end_cursor: self.rows.last().map(|r| encode_cursor(self.order, r)),
             has_next_page: self.has_next_page,
             has_previous_page: self.has_previous_page,
         }

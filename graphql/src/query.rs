@@ -5,7 +5,7 @@ use entities::domain;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
 use crate::{
-    connection::{DomainConnection, DomainFilter},
+    connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
     error::{code, coded, internal},
     name::{parse_address, validate_name},
     types::{Account, Domain, IndexingStatus, Resolver},
@@ -79,13 +79,18 @@ impl Query {
         Ok(query.one(db).await.map_err(internal)?.map(Domain))
     }
 
-    /// Domains by name, ordered by name.
+    /// Canonical domains by name. Ordered by `order`; by default by name, or by depth for a
+    /// `starts_with` search.
+    #[allow(clippy::too_many_arguments)]
     async fn domains(
         &self,
         ctx: &Context<'_>,
         #[graphql(name = "where")] filter: DomainsWhereInput,
+        order: Option<DomainsOrderInput>,
         first: Option<i32>,
         after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
     ) -> Result<DomainConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
         let filter = match filter.name {
@@ -113,7 +118,7 @@ impl Query {
                 DomainFilter::NameStartsWith(prefix.to_lowercase())
             }
         };
-        DomainConnection::load(db, filter, first, after).await
+        DomainConnection::load(db, filter, order, Paging { first, after, last, before }).await
     }
 
     /// Any account (it need not own anything).

@@ -53,7 +53,8 @@ impl MigrationTrait for Migration {
         }
         let db = manager.get_connection();
         if manager.get_database_backend() == DatabaseBackend::Postgres {
-            db.execute_unprepared(r#"ALTER TABLE domains ALTER COLUMN name TYPE text COLLATE "C""#).await?;
+            db.execute_unprepared(r#"ALTER TABLE domains ALTER COLUMN name TYPE text COLLATE "C""#)
+                .await?;
         }
         // Existing rows: copy start and expiry from their latest registration.
         db.execute_unprepared(
@@ -79,7 +80,9 @@ impl MigrationTrait for Migration {
             manager.drop_index(Index::drop().name(name).table(Domains::Table).to_owned()).await?;
         }
         for column in [Domains::RegistrationStart, Domains::RegistrationExpiry] {
-            manager.alter_table(Table::alter().table(Domains::Table).drop_column(column).to_owned()).await?;
+            manager
+                .alter_table(Table::alter().table(Domains::Table).drop_column(column).to_owned())
+                .await?;
         }
         Ok(())
     }

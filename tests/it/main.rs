@@ -11,6 +11,7 @@ mod graphql;
 mod handlers;
 mod indexing;
 mod metrics;
+mod ordering;
 mod reorg;
 mod restart;
 mod split;

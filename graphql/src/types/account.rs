@@ -3,7 +3,7 @@
 use async_graphql::{Context, Error, Object};
 use sea_orm::DatabaseConnection;
 
-use crate::connection::{DomainConnection, DomainFilter};
+use crate::connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging};
 
 /// An account (lowercase hex address).
 #[derive(Clone, Debug)]
@@ -21,14 +21,19 @@ impl Account {
         &self.0
     }
 
-    /// Domains this account effectively owns, by name.
+    /// Domains this account effectively owns (by name unless `order` says otherwise).
+    #[allow(clippy::too_many_arguments)]
     async fn domains(
         &self,
         ctx: &Context<'_>,
+        order: Option<DomainsOrderInput>,
         first: Option<i32>,
         after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
     ) -> Result<DomainConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        DomainConnection::load(db, DomainFilter::Owner(self.0.clone()), first, after).await
+        let paging = Paging { first, after, last, before };
+        DomainConnection::load(db, DomainFilter::Owner(self.0.clone()), order, paging).await
     }
 }

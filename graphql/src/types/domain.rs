@@ -6,7 +6,7 @@ use sea_orm::{DatabaseConnection, EntityTrait};
 
 use super::{Account, Registration, Resolver};
 use crate::{
-    connection::{DomainConnection, DomainFilter},
+    connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
     error::internal,
 };
 
@@ -125,14 +125,19 @@ impl Domain {
         self.0.ttl
     }
 
-    /// Direct subdomains, by name.
+    /// Direct subdomains (by name unless `order` says otherwise).
+    #[allow(clippy::too_many_arguments)]
     async fn subdomains(
         &self,
         ctx: &Context<'_>,
+        order: Option<DomainsOrderInput>,
         first: Option<i32>,
         after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
     ) -> Result<DomainConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        DomainConnection::load(db, DomainFilter::Parent(self.0.id.clone()), first, after).await
+        let paging = Paging { first, after, last, before };
+        DomainConnection::load(db, DomainFilter::Parent(self.0.id.clone()), order, paging).await
     }
 }
