@@ -4,12 +4,27 @@
 use std::time::Duration;
 
 use migrations::{Migrator, MigratorTrait};
-use sea_orm::{ConnectOptions, Database, DatabaseConnection};
+use sea_orm::{
+    ConnectOptions, Database, DatabaseConnection, DatabaseTransaction, SqliteTransactionMode,
+    TransactionOptions, TransactionTrait,
+};
 
 use super::StoreError;
 
 /// Connections in the pool. SQLite serializes writers anyway; readers (GraphQL) share the rest.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
+
+/// Begins a transaction that will write. On SQLite it takes the write lock at `BEGIN`
+/// (`BEGIN IMMEDIATE`): a transaction that reads first and writes later would otherwise fail
+/// with `SQLITE_BUSY_SNAPSHOT` whenever another connection committed in between (the status
+/// writer does, every second), and no busy timeout helps with that. Elsewhere a plain `BEGIN`.
+pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, StoreError> {
+    let options = TransactionOptions {
+        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+        ..TransactionOptions::default()
+    };
+    db.begin_with_options(options).await.map_err(StoreError::db("begin"))
+}
 
 /// Opens `url` and applies pending migrations.
 pub async fn connect(url: &str) -> Result<DatabaseConnection, StoreError> {

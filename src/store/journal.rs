@@ -17,7 +17,7 @@ use entities::{
 };
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, IdenStatic, IntoActiveModel,
-    QueryFilter, QueryOrder, TransactionTrait, sea_query::OnConflict,
+    QueryFilter, QueryOrder, sea_query::OnConflict,
 };
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
@@ -263,7 +263,7 @@ pub async fn rollback(
     chain_id: u64,
     fork_block: u64,
 ) -> Result<Checkpoint, StoreError> {
-    let txn = db.begin().await.map_err(StoreError::db("begin rollback"))?;
+    let txn = super::database::begin_write(db).await?;
     let undo: Vec<journal_window::Model> = journal_window::Entity::find()
         .filter(journal_window::Column::ChainId.eq(chain_id as i64))
         .filter(journal_window::Column::WindowEnd.gte(fork_block as i64))

@@ -8,7 +8,7 @@ use entities::{
 };
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, IdenStatic, IntoActiveModel,
-    Iterable, PrimaryKeyToColumn, QueryFilter, TransactionTrait, sea_query::OnConflict,
+    Iterable, PrimaryKeyToColumn, QueryFilter, sea_query::OnConflict,
 };
 
 use super::{StoreError, journal::JournalWindow};
@@ -106,7 +106,7 @@ pub async fn write(
     checkpoint: &Checkpoint,
     journal: Option<&JournalWindow>,
 ) -> Result<(), StoreError> {
-    let txn = db.begin().await.map_err(StoreError::db("begin"))?;
+    let txn = super::database::begin_write(db).await?;
     if let Some(window) = journal {
         super::journal::record(&txn, checkpoint.chain_id, window, changes).await?;
     }

@@ -176,11 +176,12 @@ async fn restart_pause_resume_under_query_load_change_nothing() {
     assert!(answered > 20, "the load sent only {answered} queries");
 
     let metrics = client.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
+    let log = std::fs::read_to_string(config_path.with_extension("log")).unwrap_or_default();
     assert!(
         metrics.contains(&format!(
             "ensemble_actor_restarts_total{{chain=\"{chain_id}\",actor=\"pipeline\"}} 1"
         )),
-        "{metrics}"
+        "exactly the one admin restart; server log:\n{log}"
     );
     server.kill().unwrap();
     server.wait().unwrap();
