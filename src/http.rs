@@ -33,8 +33,20 @@ pub struct HttpState {
     pub ready_requires_sync: bool,
 }
 
+/// Longest a GraphQL request may run; its database work is dropped with it.
+pub const QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 async fn graphql(schema: web::Data<graphql::EnsSchema>, req: GraphQLRequest) -> GraphQLResponse {
-    schema.execute(req.into_inner()).await.into()
+    match tokio::time::timeout(QUERY_TIMEOUT, schema.execute(req.into_inner())).await {
+        Ok(response) => response.into(),
+        Err(_) => {
+            use async_graphql::ErrorExtensions;
+            let error = async_graphql::Error::new(format!("query exceeded {QUERY_TIMEOUT:?}"))
+                .extend_with(|_, e| e.set("code", "TIMEOUT"))
+                .into_server_error(async_graphql::Pos::default());
+            async_graphql::Response::from_errors(vec![error]).into()
+        }
+    }
 }
 
 async fn graphiql() -> HttpResponse {

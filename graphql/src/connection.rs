@@ -210,6 +210,14 @@ fn after(by: DomainsOrderBy, dir: OrderDirection, cursor: Cursor) -> Condition {
     Condition::any().add(beyond).add(Condition::all().add(tie).add(id_beyond))
 }
 
+/// Complexity of a connection field: its selection counts once per row it may return, so a
+/// query cannot multiply large pages by fanning out aliases.
+pub fn page_complexity(first: Option<i32>, last: Option<i32>, child_complexity: usize) -> usize {
+    let rows =
+        first.or(last).map_or(DEFAULT_PAGE_SIZE, |n| n.clamp(1, MAX_PAGE_SIZE as i32) as u64);
+    (rows as usize).saturating_mul(child_complexity.max(1))
+}
+
 fn page_size(n: Option<i32>, name: &str) -> Result<Option<u64>, Error> {
     match n {
         None => Ok(None),

@@ -13,6 +13,8 @@ pub mod code {
     pub const INVALID_ARGUMENT: &str = "INVALID_ARGUMENT";
     /// A failure on our side.
     pub const INTERNAL: &str = "INTERNAL";
+    /// The query ran longer than the server allows (set by the HTTP layer).
+    pub const TIMEOUT: &str = "TIMEOUT";
 }
 
 /// An error with `code`.

@@ -12,4 +12,4 @@ pub mod query;
 pub mod schema;
 pub mod types;
 
-pub use schema::{EnsSchema, build_schema};
+pub use schema::{EnsSchema, build_schema, sdl};

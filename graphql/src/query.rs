@@ -82,6 +82,7 @@ impl Query {
     /// Canonical domains by name. Ordered by `order`; by default by name, or by depth for a
     /// `starts_with` search.
     #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
     async fn domains(
         &self,
         ctx: &Context<'_>,

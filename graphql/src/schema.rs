@@ -15,10 +15,37 @@ pub const MAX_COMPLEXITY: usize = 20_000;
 
 /// Builds the schema over `db`.
 pub fn build_schema(db: DatabaseConnection) -> EnsSchema {
+    builder().data(db).finish()
+}
+
+/// The schema's SDL, as checked in at `graphql/schema.graphql`.
+pub fn sdl() -> String {
+    builder().finish().sdl()
+}
+
+fn builder() -> async_graphql::SchemaBuilder<Query, EmptyMutation, EmptySubscription> {
     Schema::build(Query, EmptyMutation, EmptySubscription)
-        .data(db)
         .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
         .limit_recursive_depth(64)
-        .finish()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The checked-in SDL is the contract with clients: a change to the schema must show up
+    /// in review as a change to `schema.graphql`. Regenerate with
+    /// `ENSEMBLE_UPDATE_SDL=1 cargo test -p graphql`.
+    #[test]
+    fn checked_in_sdl_matches_the_code() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema.graphql");
+        let sdl = super::sdl();
+        if std::env::var_os("ENSEMBLE_UPDATE_SDL").is_some() {
+            std::fs::write(path, &sdl).expect("write schema.graphql");
+        }
+        let checked_in = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            checked_in == sdl,
+            "graphql/schema.graphql differs from the schema in code; run ENSEMBLE_UPDATE_SDL=1 cargo test -p graphql and commit the result"
+        );
+    }
 }

@@ -7,6 +7,7 @@ mod admin;
 mod database_faults;
 mod decode_errors;
 mod faults;
+mod fuzz;
 mod graphql;
 mod handlers;
 mod indexing;

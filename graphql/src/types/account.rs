@@ -23,6 +23,7 @@ impl Account {
 
     /// Domains this account effectively owns (by name unless `order` says otherwise).
     #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
     async fn domains(
         &self,
         ctx: &Context<'_>,

@@ -127,6 +127,7 @@ impl Domain {
 
     /// Direct subdomains (by name unless `order` says otherwise).
     #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
     async fn subdomains(
         &self,
         ctx: &Context<'_>,

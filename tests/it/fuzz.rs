@@ -1,0 +1,158 @@
+//! Hostile input over HTTP: thousands of malformed, oversized, deeply nested and otherwise
+//! abusive GraphQL requests. None may produce a 5xx or take the server down; afterwards it
+//! still answers a normal query correctly.
+
+use ensemble::{Service, devnet::scenario::ScenarioOptions};
+use rand::{Rng, SeedableRng, rngs::StdRng, seq::IndexedRandom};
+use serde_json::{Value, json};
+
+use crate::support::{self, Backend, TestDb};
+
+/// Requests sent.
+const REQUESTS: usize = 3000;
+
+const TOKENS: [&str; 40] = [
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ":",
+    ",",
+    "...",
+    "@skip(if: true)",
+    "$v",
+    "query",
+    "fragment",
+    "on",
+    "domain",
+    "domains",
+    "account",
+    "resolver",
+    "subdomains",
+    "edges",
+    "node",
+    "id",
+    "parent",
+    "canonical",
+    "name",
+    "interpreted",
+    "by:",
+    "where:",
+    "starts_with:",
+    "first:",
+    "after:",
+    "last:",
+    "\"eth\"",
+    "\"Vitalik.eth\"",
+    "\"\\u0000\"",
+    "-1",
+    "99999999999",
+    "null",
+    "true",
+    "__schema",
+];
+
+fn random_query(rng: &mut StdRng) -> Value {
+    match rng.random_range(0..9) {
+        // Token soup.
+        0 | 1 => {
+            let n = rng.random_range(1..60);
+            let q: Vec<&str> = (0..n).map(|_| *TOKENS.choose(rng).unwrap()).collect();
+            json!({ "query": q.join(" ") })
+        }
+        // Deep nesting far past the depth limit.
+        2 => {
+            let depth = rng.random_range(10..300);
+            json!({ "query": format!("{{ domain(by: {{name: \"eth\"}}) {{ {} id {} }} }}", "parent {".repeat(depth), "}".repeat(depth)) })
+        }
+        // Alias fan-out.
+        3 => {
+            let n = rng.random_range(50..2000);
+            let fields: String = (0..n).map(|i| format!("a{i}: domains(where: {{name: {{starts_with: \"n\"}}}}, first: 1000) {{ totalCount }} ")).collect();
+            json!({ "query": format!("{{ {fields} }}") })
+        }
+        // Names: unnormalized, oversized, control characters, odd unicode.
+        4 => {
+            let names = [
+                "A.eth",
+                "\u{0}",
+                &"a".repeat(70_000)[..rng.random_range(1..40_000)],
+                "🏳️‍🌈.eth",
+                "..",
+                "[zz].eth",
+                "a\u{202e}b.eth",
+                "xn--.eth",
+            ];
+            json!({ "query": "query($n: String!) { domain(by: {name: $n}) { id } }", "variables": { "n": names.choose(rng).unwrap() } })
+        }
+        // Wrong variable types and unknown variables.
+        5 => {
+            json!({ "query": "query($n: String!) { domain(by: {name: $n}) { id } }", "variables": { "n": rng.random::<i64>(), "extra": [1, 2, 3] } })
+        }
+        // Hostile paging.
+        6 => {
+            let first = [-1i64, 0, 1001, i64::from(i32::MAX), 5];
+            let cursor = ["", "%%%", "eyJ9", "WyJhIiwiYiJd", &"A".repeat(5000)];
+            json!({ "query": format!("{{ domains(where: {{name: {{starts_with: \"n\"}}}}, first: {}, after: \"{}\") {{ totalCount }} }}", first.choose(rng).unwrap(), cursor.choose(rng).unwrap()) })
+        }
+        // Not a query at all.
+        7 => json!({ "query": Value::Null, "operationName": rng.random::<u32>() }),
+        _ => json!([{ "query": "{ __typename }" }, { "query": "{" }]),
+    }
+}
+
+#[actix_rt::test]
+async fn thousands_of_hostile_requests_get_no_5xx() {
+    let chain_id = 31_460;
+    let (anvil, _driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
+    let db = TestDb::new(Backend::Sqlite).await;
+    let service = Service::start(&support::config(
+        &db.url,
+        scenario.deployment.chain_config(chain_id, &anvil.url),
+    ))
+    .await
+    .unwrap();
+    support::wait_for_block(&service.db, chain_id, scenario.last_block).await;
+    let url = format!("http://{}/graphql", service.http_addr);
+    let client = reqwest::Client::new();
+    let mut rng = StdRng::seed_from_u64(6);
+    let mut statuses = std::collections::BTreeMap::new();
+    for i in 0..REQUESTS {
+        let request = if i % 50 == 0 {
+            // Raw garbage and oversized bodies, not JSON at all.
+            let len = if i % 100 == 0 { 200_000 } else { rng.random_range(1..500) };
+            let body: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+            client.post(&url).header("content-type", "application/json").body(body)
+        } else {
+            client.post(&url).json(&random_query(&mut rng))
+        };
+        let response = request
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("request {i} broke the connection: {e}"));
+        let status = response.status().as_u16();
+        assert!(
+            status < 500,
+            "request {i} got {status}: {}",
+            response.text().await.unwrap_or_default()
+        );
+        *statuses.entry(status).or_insert(0) += 1;
+    }
+    eprintln!("statuses: {statuses:?}");
+    let answer: Value = client
+        .post(&url)
+        .json(
+            &json!({ "query": "{ domain(by: {name: \"name005.eth\"}) { canonical { depth } } }" }),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["data"]["domain"]["canonical"]["depth"], 2, "still answering: {answer}");
+    service.stop().await;
+}
