@@ -107,6 +107,44 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
     }
     assert!(checked_records > 250, "only {checked_records} names had records to check");
 
+    // Path, effective resolver (own, inherited, none), registrations and renewals.
+    let name =
+        &scenario.names.iter().find(|n| n.labels.len() == 4).expect("a depth-4 name").interpreted();
+    let data = gql(&schema, r#"query($n: String!) { domain(by: {name: $n}) { canonical { path { canonical { name { interpreted } } } } } }"#, json!({ "n": name })).await;
+    let path: Vec<&str> = data["domain"]["canonical"]["path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["canonical"]["name"]["interpreted"].as_str().unwrap())
+        .collect();
+    let suffixes: Vec<String> =
+        (0..4).rev().map(|i| name.split('.').skip(i).collect::<Vec<_>>().join(".")).collect();
+    assert_eq!(path, suffixes, "path of {name}");
+    let data = gql(
+        &schema,
+        r#"{ a: domain(by: {name: "name010.eth"}) { resolver { assigned { id } effective { id } } }
+        b: domain(by: {name: "eth"}) { resolver { assigned { id } effective { id } } } }"#,
+        json!({}),
+    )
+    .await;
+    assert_eq!(data["a"]["resolver"]["effective"], data["a"]["resolver"]["assigned"]);
+    assert!(
+        data["b"]["resolver"]["effective"].is_null(),
+        "eth has no resolver and no ancestor: {data}"
+    );
+    let renewed = gql(&schema, r#"{ domain(by: {name: "name105.eth"}) { registrations { kind baseCost renewals { duration base } } } }"#, json!({})).await;
+    let regs = renewed["domain"]["registrations"].as_array().unwrap();
+    assert_eq!(regs.len(), 1, "{renewed}");
+    assert_eq!(
+        regs[0]["renewals"][0]["duration"],
+        json!(ensemble::devnet::scenario::YEAR.to_string()),
+        "{renewed}"
+    );
+    assert!(
+        regs[0]["renewals"][0]["base"].as_str().is_some_and(|b| b != "0"),
+        "renewal price from the controller: {renewed}"
+    );
+
     for account in &scenario.primary_accounts {
         let node = reverse_node(*account);
         let (resolver, name) = name_record(&driver, &d, node).await.expect("reverse record");

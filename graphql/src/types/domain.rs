@@ -2,7 +2,7 @@
 
 use async_graphql::{Context, Error, Object, SimpleObject};
 use entities::{domain, registration};
-use sea_orm::{DatabaseConnection, EntityTrait};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
 use super::{Account, Registration, Resolver};
 use crate::{
@@ -31,21 +31,73 @@ pub struct CanonicalName {
 }
 
 /// Where the domain sits in the canonical nametree.
-#[derive(Debug, SimpleObject)]
-pub struct DomainCanonical {
+#[derive(Debug)]
+pub struct DomainCanonical(domain::Model);
+
+#[Object]
+impl DomainCanonical {
     /// Number of labels.
-    pub depth: i32,
+    async fn depth(&self) -> i32 {
+        self.0.depth
+    }
+
     /// The name.
-    pub name: CanonicalName,
+    async fn name(&self) -> CanonicalName {
+        CanonicalName { interpreted: self.0.name.clone() }
+    }
+
     /// namehash.
-    pub node: String,
+    async fn node(&self) -> &str {
+        &self.0.node
+    }
+
+    /// The domains from the top-level domain down to this one, inclusive.
+    async fn path(&self, ctx: &Context<'_>) -> Result<Vec<Domain>, Error> {
+        let mut path = ancestors(ctx, &self.0).await?;
+        path.reverse();
+        Ok(path.into_iter().map(Domain).collect())
+    }
+}
+
+/// `domain` and its ancestors, leaf first (at most 64: names are shallower than that, and a
+/// corrupt parent loop must not spin).
+async fn ancestors(ctx: &Context<'_>, leaf: &domain::Model) -> Result<Vec<domain::Model>, Error> {
+    let db = ctx.data::<DatabaseConnection>()?;
+    let mut chain = vec![leaf.clone()];
+    while let Some(parent) = chain.last().and_then(|d| d.parent_id.clone()) {
+        if chain.len() >= 64 {
+            break;
+        }
+        match domain::Entity::find_by_id(parent).one(db).await.map_err(internal)? {
+            Some(p) => chain.push(p),
+            None => break,
+        }
+    }
+    Ok(chain)
 }
 
 /// The resolver of a domain.
-#[derive(Debug, SimpleObject)]
-pub struct DomainResolver {
-    /// The resolver set in the registry.
-    pub assigned: Option<Resolver>,
+#[derive(Debug)]
+pub struct DomainResolver(domain::Model);
+
+fn resolver_of(d: &domain::Model) -> Option<Resolver> {
+    d.resolver.as_ref().map(|address| Resolver { chain_id: d.chain_id, address: address.clone() })
+}
+
+#[Object]
+impl DomainResolver {
+    /// The resolver set in the registry for this domain.
+    async fn assigned(&self) -> Option<Resolver> {
+        resolver_of(&self.0)
+    }
+
+    /// The resolver a client uses (ENSIP-10): this domain's, else the nearest ancestor's.
+    async fn effective(&self, ctx: &Context<'_>) -> Result<Option<Resolver>, Error> {
+        if let Some(own) = resolver_of(&self.0) {
+            return Ok(Some(own));
+        }
+        Ok(ancestors(ctx, &self.0).await?.iter().find_map(resolver_of))
+    }
 }
 
 #[Object]
@@ -64,11 +116,7 @@ impl Domain {
 
     /// Canonical name, depth and node.
     async fn canonical(&self) -> DomainCanonical {
-        DomainCanonical {
-            depth: self.0.depth,
-            name: CanonicalName { interpreted: self.0.name.clone() },
-            node: self.0.node.clone(),
-        }
+        DomainCanonical(self.0.clone())
     }
 
     /// namehash.
@@ -111,13 +159,21 @@ impl Domain {
 
     /// The resolver.
     async fn resolver(&self) -> DomainResolver {
-        DomainResolver {
-            assigned: self
-                .0
-                .resolver
-                .as_ref()
-                .map(|address| Resolver { chain_id: self.0.chain_id, address: address.clone() }),
-        }
+        DomainResolver(self.0.clone())
+    }
+
+    /// Every registration of the domain, oldest first.
+    async fn registrations(&self, ctx: &Context<'_>) -> Result<Vec<Registration>, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        Ok(registration::Entity::find()
+            .filter(registration::Column::DomainId.eq(self.0.id.clone()))
+            .order_by_asc(registration::Column::Index)
+            .all(db)
+            .await
+            .map_err(internal)?
+            .into_iter()
+            .map(Registration)
+            .collect())
     }
 
     /// TTL set in the registry.

@@ -9,7 +9,7 @@ mod resolver;
 pub use account::Account;
 pub use domain::{CanonicalName, Domain, DomainCanonical, DomainResolver, Label};
 pub use indexing_status::IndexingStatus;
-pub use registration::Registration;
+pub use registration::{Registration, Renewal};
 pub use resolver::{
     AccountId, AccountIdInput, AddressRecord, NameOrNodeInput, Resolver, ResolverRecords,
     TextRecord,

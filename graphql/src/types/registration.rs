@@ -1,7 +1,8 @@
 //! `Registration`: a base registrar or NameWrapper registration.
 
-use async_graphql::Object;
-use entities::registration;
+use async_graphql::{Context, Error, Object};
+use entities::{registration, renewal};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
 use super::{Account, AccountId};
 
@@ -81,5 +82,61 @@ impl Registration {
     /// A base registrar registration currently wrapped.
     async fn wrapped(&self) -> bool {
         self.0.wrapped
+    }
+
+    /// Renewals, oldest first.
+    async fn renewals(&self, ctx: &Context<'_>) -> Result<Vec<Renewal>, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        Ok(renewal::Entity::find()
+            .filter(renewal::Column::RegistrationId.eq(self.0.id.clone()))
+            .order_by_asc(renewal::Column::Index)
+            .all(db)
+            .await
+            .map_err(crate::error::internal)?
+            .into_iter()
+            .map(Renewal)
+            .collect())
+    }
+}
+
+/// A renewal of a registration.
+#[derive(Clone, Debug)]
+pub struct Renewal(pub renewal::Model);
+
+#[Object]
+impl Renewal {
+    /// `${registrationId}-${index}`.
+    async fn id(&self) -> &str {
+        &self.0.id
+    }
+
+    /// Seconds added (decimal string).
+    async fn duration(&self) -> String {
+        self.0.duration.to_string()
+    }
+
+    /// Expiry after the renewal (decimal string).
+    async fn expiry(&self) -> String {
+        self.0.expiry.to_string()
+    }
+
+    /// Cost in wei (decimal string), from the controller.
+    async fn base(&self) -> Option<&str> {
+        self.0.base_cost.as_deref()
+    }
+
+    /// Premium in wei (decimal string).
+    async fn premium(&self) -> Option<&str> {
+        self.0.premium.as_deref()
+    }
+
+    /// Referrer.
+    async fn referrer(&self) -> Option<&str> {
+        self.0.referrer.as_deref()
+    }
+
+    /// Block timestamp of the renewal (decimal string).
+    async fn timestamp(&self) -> String {
+        self.0.timestamp.to_string()
     }
 }
