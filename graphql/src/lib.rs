@@ -7,6 +7,7 @@
 
 pub mod connection;
 pub mod error;
+pub mod loaders;
 pub mod name;
 pub mod query;
 pub mod schema;

@@ -15,7 +15,8 @@ pub const MAX_COMPLEXITY: usize = 20_000;
 
 /// Builds the schema over `db`.
 pub fn build_schema(db: DatabaseConnection) -> EnsSchema {
-    builder().data(db).finish()
+    let (domains, registrations) = crate::loaders::loaders(&db);
+    builder().data(db).data(domains).data(registrations).finish()
 }
 
 /// The schema's SDL, as checked in at `graphql/schema.graphql`.

@@ -1,6 +1,6 @@
 //! `Domain` (ENSv1 domain) and its small companion types.
 
-use async_graphql::{Context, Error, Object, SimpleObject};
+use async_graphql::{Context, Error, Object, SimpleObject, dataloader::DataLoader};
 use entities::{domain, registration};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
@@ -8,6 +8,7 @@ use super::{Account, Registration, Resolver};
 use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
     error::internal,
+    loaders::{DomainLoader, RegistrationLoader, loader_error},
 };
 
 /// An ENSv1 domain.
@@ -62,13 +63,13 @@ impl DomainCanonical {
 /// `domain` and its ancestors, leaf first (at most 64: names are shallower than that, and a
 /// corrupt parent loop must not spin).
 async fn ancestors(ctx: &Context<'_>, leaf: &domain::Model) -> Result<Vec<domain::Model>, Error> {
-    let db = ctx.data::<DatabaseConnection>()?;
+    let loader = ctx.data::<DataLoader<DomainLoader>>()?;
     let mut chain = vec![leaf.clone()];
     while let Some(parent) = chain.last().and_then(|d| d.parent_id.clone()) {
         if chain.len() >= 64 {
             break;
         }
-        match domain::Entity::find_by_id(parent).one(db).await.map_err(internal)? {
+        match loader.load_one(parent).await.map_err(loader_error)? {
             Some(p) => chain.push(p),
             None => break,
         }
@@ -140,8 +141,8 @@ impl Domain {
         let Some(parent) = &self.0.parent_id else {
             return Ok(None);
         };
-        let db = ctx.data::<DatabaseConnection>()?;
-        Ok(domain::Entity::find_by_id(parent.clone()).one(db).await.map_err(internal)?.map(Domain))
+        let loader = ctx.data::<DataLoader<DomainLoader>>()?;
+        Ok(loader.load_one(parent.clone()).await.map_err(loader_error)?.map(Domain))
     }
 
     /// The latest registration.
@@ -149,12 +150,8 @@ impl Domain {
         let Some(id) = &self.0.registration_id else {
             return Ok(None);
         };
-        let db = ctx.data::<DatabaseConnection>()?;
-        Ok(registration::Entity::find_by_id(id.clone())
-            .one(db)
-            .await
-            .map_err(internal)?
-            .map(Registration))
+        let loader = ctx.data::<DataLoader<RegistrationLoader>>()?;
+        Ok(loader.load_one(id.clone()).await.map_err(loader_error)?.map(Registration))
     }
 
     /// The resolver.
