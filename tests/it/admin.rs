@@ -111,13 +111,9 @@ async fn admin(client: &reqwest::Client, base: &str, chain: u64, command: &str) 
 #[actix_rt::test]
 async fn restart_pause_resume_under_query_load_change_nothing() {
     let chain_id = 31_411;
-    let (anvil, _driver, scenario) =
-        support::devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;
-    let mut chain = scenario.deployment.chain_config(chain_id, &anvil.url);
-    chain.max_block_range = 1;
-    let last = scenario.last_block;
-
-    let expected = support::reference_dump(&chain, last).await;
+    let long = support::LongRun::new(chain_id).await;
+    // `long` owns the anvil process: it lives to the end of the test.
+    let (chain, last, expected) = (long.chain.clone(), long.last, long.expected.clone());
 
     let db = TestDb::new(Backend::Sqlite).await;
     let dir = tempfile::tempdir().unwrap();

@@ -12,7 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ensemble::{Service, devnet::scenario::ScenarioOptions, store::writer::read_checkpoint};
+use ensemble::{Service, store::writer::read_checkpoint};
 
 use crate::support;
 
@@ -105,12 +105,9 @@ impl Drop for Cluster {
 #[actix_rt::test]
 async fn postgres_outage_mid_run_pauses_and_resumes() {
     let chain_id = 31_440;
-    let (anvil, _driver, scenario) =
-        support::devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;
-    let mut chain = scenario.deployment.chain_config(chain_id, &anvil.url);
-    chain.max_block_range = 1;
-    let last = scenario.last_block;
-    let expected = support::reference_dump(&chain, last).await;
+    let long = support::LongRun::new(chain_id).await;
+    // `long` owns the anvil process: it lives to the end of the test.
+    let (chain, last, expected) = (long.chain.clone(), long.last, long.expected.clone());
 
     let cluster = Cluster::start();
     let mut config = support::config(&cluster.url(), chain);

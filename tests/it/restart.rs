@@ -34,14 +34,9 @@ async fn kill_after(child: &mut Child, db: &DatabaseConnection, chain: u64, at: 
 /// PostgreSQL variant also shows that both engines store exactly the same state.
 async fn sigkill_and_restart_equals_uninterrupted_run(backend: Backend, chain_id: u64) {
     // One name per block: a long chain, so the kills land part-way.
-    let (anvil, _driver, scenario) =
-        support::devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;
-    let mut chain = scenario.deployment.chain_config(chain_id, &anvil.url);
-    chain.max_block_range = 1;
-    let last = scenario.last_block;
-
-    // The reference: one uninterrupted in-process run.
-    let expected = support::reference_dump(&chain, last).await;
+    let long = support::LongRun::new(chain_id).await;
+    // `long` owns the anvil process: it lives to the end of the test.
+    let (chain, last, expected) = (long.chain.clone(), long.last, long.expected.clone());
 
     // The victim: a separate process, flushing every window, killed twice.
     let victim = TestDb::new(backend).await;
@@ -80,13 +75,9 @@ async fn sigkill_and_restart_equals_uninterrupted_run_on_postgres() {
 #[actix_rt::test]
 async fn sigterm_during_backfill_commits_and_resumes() {
     let chain_id = 31_406;
-    let (anvil, _driver, scenario) =
-        support::devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;
-    let mut chain = scenario.deployment.chain_config(chain_id, &anvil.url);
-    chain.max_block_range = 1;
-    let last = scenario.last_block;
-
-    let expected = support::reference_dump(&chain, last).await;
+    let long = support::LongRun::new(chain_id).await;
+    // `long` owns the anvil process: it lives to the end of the test.
+    let (chain, last, expected) = (long.chain.clone(), long.last, long.expected.clone());
 
     // Flushing only every 40 rows leaves applied-but-uncommitted work for the shutdown.
     let victim = TestDb::new(Backend::Sqlite).await;

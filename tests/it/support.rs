@@ -255,3 +255,26 @@ pub async fn activity(
         driver.mine().await.unwrap();
     }
 }
+
+/// A long chain for interruption tests: one name per block (≈200 blocks), indexed with
+/// one-block windows so that kills, restarts and outages land part-way, and the dump of an
+/// uninterrupted run to compare against.
+pub struct LongRun {
+    /// Keeps the chain's node running for as long as the run is used.
+    _anvil: Anvil,
+    pub chain: ChainConfig,
+    pub last: u64,
+    pub expected: String,
+}
+
+impl LongRun {
+    pub async fn new(chain_id: u64) -> Self {
+        let (anvil, driver, scenario) =
+            devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;
+        let mut chain = scenario.deployment.chain_config(chain_id, &anvil.url);
+        chain.max_block_range = 1;
+        let last = scenario.last_block;
+        let expected = reference_dump(&chain, last).await;
+        Self { _anvil: anvil, chain, last, expected }
+    }
+}
