@@ -269,7 +269,7 @@ pub struct LongRun {
 
 impl LongRun {
     pub async fn new(chain_id: u64) -> Self {
-        let (anvil, driver, scenario) =
+        let (anvil, _driver, scenario) =
             devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;
         let mut chain = scenario.deployment.chain_config(chain_id, &anvil.url);
         chain.max_block_range = 1;
