@@ -11,6 +11,7 @@ mod m20261130_000001_create_tables;
 mod m20261130_000002_create_chain_status;
 mod m20261130_000003_create_journal;
 mod m20261130_000004_domain_ordering;
+mod m20261130_000005_address_lookup;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -24,6 +25,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000002_create_chain_status::Migration),
             Box::new(m20261130_000003_create_journal::Migration),
             Box::new(m20261130_000004_domain_ordering::Migration),
+            Box::new(m20261130_000005_address_lookup::Migration),
         ]
     }
 }

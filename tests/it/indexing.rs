@@ -145,6 +145,19 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
         "renewal price from the controller: {renewed}"
     );
 
+    // Names whose ETH address is account 1, and which of them is its primary name.
+    let account = hex(driver.accounts[1]);
+    let refs = gql(&schema, r#"query($a: String!) { account(by: {address: $a}) { nameReferences(coinType: 60, first: 1000) { coinType match domain { canonical { name { interpreted } } } } } }"#, json!({ "a": account })).await;
+    let refs = refs["account"]["nameReferences"].as_array().unwrap().clone();
+    let named: Vec<&Value> = refs.iter().filter(|r| !r["domain"].is_null()).collect();
+    assert!(named.len() >= 20, "account 1 is the address of its names: {refs:?}");
+    let matches: Vec<&str> = named
+        .iter()
+        .filter(|r| r["match"] == json!(true))
+        .map(|r| r["domain"]["canonical"]["name"]["interpreted"].as_str().unwrap())
+        .collect();
+    assert_eq!(matches, vec!["name005.eth"], "the primary name of account 1");
+
     for account in &scenario.primary_accounts {
         let node = reverse_node(*account);
         let (resolver, name) = name_record(&driver, &d, node).await.expect("reverse record");
