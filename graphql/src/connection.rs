@@ -87,6 +87,13 @@ pub enum DomainFilter {
     NameIn(Vec<String>),
     /// Names starting with this prefix.
     NameStartsWith(String),
+    /// Top-level domains of one registry.
+    TopLevel {
+        /// Chain of the registry.
+        chain_id: i64,
+        /// Registry address.
+        registry: String,
+    },
 }
 
 impl DomainFilter {
@@ -98,6 +105,10 @@ impl DomainFilter {
             Self::NameIn(names) => {
                 Condition::all().add(domain::Column::Name.is_in(names.iter().cloned()))
             }
+            Self::TopLevel { chain_id, registry } => Condition::all()
+                .add(domain::Column::ParentId.is_null())
+                .add(domain::Column::ChainId.eq(*chain_id))
+                .add(domain::Column::Registry.eq(registry.clone())),
             Self::NameStartsWith(prefix) => {
                 let escaped = prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
                 Condition::all().add(

@@ -8,7 +8,7 @@ use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
     error::{code, coded, internal},
     name::{parse_address, validate_name},
-    types::{Account, Domain, IndexingStatus, Resolver},
+    types::{Account, Domain, IndexingStatus, Registry, Resolver},
 };
 
 /// Most names accepted by `domains(where: {name: {in: [...]}})`.
@@ -58,6 +58,22 @@ pub enum DomainsNameFilter {
 pub struct DomainsWhereInput {
     /// By canonical name.
     pub name: DomainsNameFilter,
+}
+
+/// How to find a registry.
+#[derive(Debug, OneofObject)]
+pub enum RegistryIdInput {
+    /// The contract.
+    Contract(crate::types::AccountIdInput),
+    /// `${chainId}-${address}`.
+    Id(String),
+}
+
+/// Splits a `${chainId}-${address}` id.
+fn split_contract_id(id: &str) -> Result<(i64, String), Error> {
+    let invalid = || coded(code::INVALID_ARGUMENT, "contract ids are ${chainId}-${address}");
+    let (chain, address) = id.split_once('-').ok_or_else(invalid)?;
+    Ok((chain.parse().map_err(|_| invalid())?, address.to_owned()))
 }
 
 /// The query root.
@@ -141,19 +157,33 @@ impl Query {
             .collect())
     }
 
+    /// The root registry: the registry of the lowest chain id that holds top-level domains
+    /// (Ethereum mainnet in the mainnet namespace). Null before anything is indexed.
+    async fn root(&self, ctx: &Context<'_>) -> Result<Option<Registry>, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        Ok(domain::Entity::find()
+            .filter(domain::Column::ParentId.is_null())
+            .order_by_asc(domain::Column::ChainId)
+            .one(db)
+            .await
+            .map_err(internal)?
+            .map(|d| Registry { chain_id: d.chain_id, address: d.registry }))
+    }
+
+    /// A registry contract.
+    async fn registry(&self, by: RegistryIdInput) -> Result<Registry, Error> {
+        let (chain_id, address) = match by {
+            RegistryIdInput::Contract(c) => (c.chain_id, c.address),
+            RegistryIdInput::Id(id) => split_contract_id(&id)?,
+        };
+        Ok(Registry { chain_id, address: parse_address(&address)? })
+    }
+
     /// A resolver contract.
     async fn resolver(&self, by: ResolverIdInput) -> Result<Resolver, Error> {
         let (chain_id, address) = match by {
             ResolverIdInput::Contract(c) => (c.chain_id, c.address),
-            ResolverIdInput::Id(id) => {
-                let (chain, address) = id.split_once('-').ok_or_else(|| {
-                    coded(code::INVALID_ARGUMENT, "resolver id is ${chainId}-${address}")
-                })?;
-                let chain = chain.parse().map_err(|_| {
-                    coded(code::INVALID_ARGUMENT, "resolver id is ${chainId}-${address}")
-                })?;
-                (chain, address.to_owned())
-            }
+            ResolverIdInput::Id(id) => split_contract_id(&id)?,
         };
         Ok(Resolver { chain_id, address: parse_address(&address)? })
     }

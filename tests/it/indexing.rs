@@ -145,6 +145,23 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
         "renewal price from the controller: {renewed}"
     );
 
+    // The root registry holds the top-level domains; every domain names its registry.
+    let data = gql(&schema, r#"{ root { id domains(first: 100) { totalCount edges { node { canonical { name { interpreted } } } } } }
+        domain(by: {name: "name010.eth"}) { registry { id } } }"#, json!({})).await;
+    assert_eq!(data["root"]["id"], json!(format!("31337-{}", hex(d.registry))));
+    assert_eq!(data["domain"]["registry"]["id"], data["root"]["id"]);
+    let mut tlds: Vec<&str> = data["root"]["domains"]["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["node"]["canonical"]["name"]["interpreted"].as_str().unwrap())
+        .collect();
+    tlds.sort_unstable();
+    let legacy = ensemble::ens::name::encoded_label_hash(ensemble::ens::name::labelhash("legacy"));
+    let mut want = vec!["eth", "reverse", legacy.as_str()];
+    want.sort_unstable();
+    assert_eq!(tlds, want, "top-level domains of the root registry");
+
     // Names whose ETH address is account 1, and which of them is its primary name.
     let account = hex(driver.accounts[1]);
     let refs = gql(&schema, r#"query($a: String!) { account(by: {address: $a}) { nameReferences(coinType: 60, first: 1000) { coinType match domain { canonical { name { interpreted } } } } } }"#, json!({ "a": account })).await;

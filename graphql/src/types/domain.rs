@@ -4,7 +4,7 @@ use async_graphql::{Context, Error, Object, SimpleObject, dataloader::DataLoader
 use entities::{domain, registration};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
-use super::{Account, Registration, Resolver};
+use super::{Account, Registration, Registry, Resolver};
 use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
     error::internal,
@@ -152,6 +152,11 @@ impl Domain {
         };
         let loader = ctx.data::<DataLoader<RegistrationLoader>>()?;
         Ok(loader.load_one(id.clone()).await.map_err(loader_error)?.map(Registration))
+    }
+
+    /// The registry that holds the domain.
+    async fn registry(&self) -> Registry {
+        Registry { chain_id: self.0.chain_id, address: self.0.registry.clone() }
     }
 
     /// The resolver.
