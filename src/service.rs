@@ -9,7 +9,7 @@ use sea_orm::DatabaseConnection;
 
 use crate::{
     admin::{Admin, Chains},
-    chain::supervisor::{ChainStatus, ChainSupervisor, Command, Control, GetStatus},
+    chain::supervisor::{ChainSupervisor, Command, Control},
     config::Config,
     error::Error,
     http::{self, HttpState},
@@ -84,17 +84,6 @@ impl Service {
     /// The supervisors of this process, by chain id.
     pub fn chains(&self) -> &Chains {
         &self.chains
-    }
-
-    /// Every chain's status, from its supervisor.
-    pub async fn statuses(&self) -> Vec<ChainStatus> {
-        let mut out = Vec::new();
-        for addr in self.chains.values() {
-            if let Ok(status) = addr.send(GetStatus).await {
-                out.push(status);
-            }
-        }
-        out
     }
 
     /// Graceful stop: every chain stops fetching, applies and commits what is in flight, then

@@ -48,71 +48,6 @@ pub fn interpret_label(label: &str) -> String {
     if is_normalized_label(label) { label.to_owned() } else { encoded_label_hash(labelhash(label)) }
 }
 
-/// Parses `[64 hex]` back into a labelhash.
-pub fn parse_encoded_label_hash(label: &str) -> Option<B256> {
-    let hex = label.strip_prefix('[')?.strip_suffix(']')?;
-    if hex.len() != 64 {
-        return None;
-    }
-    hex.parse::<B256>().ok()
-}
-
-/// Why a name given by a user is not an interpreted name.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NameError {
-    /// Empty name or an empty label.
-    #[error("name has an empty label")]
-    EmptyLabel,
-    /// Longer than [`MAX_NAME_BYTES`].
-    #[error("name is longer than {MAX_NAME_BYTES} bytes")]
-    TooLong,
-    /// More labels than [`MAX_NAME_DEPTH`].
-    #[error("name has more than {MAX_NAME_DEPTH} labels")]
-    TooDeep,
-    /// A label that is neither normalized nor an encoded labelhash.
-    #[error("label {0:?} is not ENSIP-15 normalized")]
-    NotNormalized(String),
-}
-
-/// Longest name accepted as input, bytes.
-pub const MAX_NAME_BYTES: usize = 4096;
-/// Deepest name accepted as input, labels (the Omnigraph's limit).
-pub const MAX_NAME_DEPTH: usize = 16;
-
-/// Validates an interpreted name (every label normalized or `[labelhash]`) and returns its
-/// labelhashes, leaf first.
-pub fn parse_interpreted_name(name: &str) -> Result<Vec<B256>, NameError> {
-    if name.len() > MAX_NAME_BYTES {
-        return Err(NameError::TooLong);
-    }
-    if name.is_empty() {
-        return Err(NameError::EmptyLabel);
-    }
-    let labels: Vec<&str> = name.split('.').collect();
-    if labels.len() > MAX_NAME_DEPTH {
-        return Err(NameError::TooDeep);
-    }
-    labels
-        .into_iter()
-        .map(|label| {
-            if label.is_empty() {
-                Err(NameError::EmptyLabel)
-            } else if let Some(hash) = parse_encoded_label_hash(label) {
-                Ok(hash)
-            } else if is_normalized_label(label) {
-                Ok(labelhash(label))
-            } else {
-                Err(NameError::NotNormalized(label.chars().take(64).collect()))
-            }
-        })
-        .collect()
-}
-
-/// namehash of an interpreted name (labels may be `[labelhash]`).
-pub fn interpreted_namehash(name: &str) -> Result<B256, NameError> {
-    Ok(parse_interpreted_name(name)?.into_iter().rev().fold(B256::ZERO, child_node))
-}
-
 /// Decodes a DNS wire-format name (as the NameWrapper emits it) into its literal labels, leaf
 /// first. Returns `None` for malformed input; labels that are not UTF-8 are `None` entries.
 pub fn decode_dns_name(bytes: &[u8]) -> Option<Vec<Option<String>>> {
@@ -157,14 +92,9 @@ mod tests {
     #[test]
     fn namehash_agrees_with_alloy() {
         for name in ["eth", "vitalik.eth", "a.b.c.eth"] {
-            assert_eq!(interpreted_namehash(name).unwrap(), alloy::ens::namehash(name), "{name}");
+            let node = name.rsplit('.').fold(B256::ZERO, |node, l| child_node(node, labelhash(l)));
+            assert_eq!(node, alloy::ens::namehash(name), "{name}");
         }
-    }
-
-    #[test]
-    fn encoded_labels_round_trip_into_the_namehash() {
-        let hidden = format!("{}.eth", encoded_label_hash(labelhash("vitalik")));
-        assert_eq!(interpreted_namehash(&hidden).unwrap(), alloy::ens::namehash("vitalik.eth"));
     }
 
     #[test]
@@ -189,16 +119,6 @@ mod tests {
         }
         let long = "a".repeat(MAX_RENDERED_LABEL_BYTES + 1);
         assert!(interpret_label(&long).starts_with('['));
-    }
-
-    #[test]
-    fn rejects_bad_input_names() {
-        assert_eq!(parse_interpreted_name(""), Err(NameError::EmptyLabel));
-        assert_eq!(parse_interpreted_name("a..eth"), Err(NameError::EmptyLabel));
-        assert!(matches!(parse_interpreted_name("Vitalik.eth"), Err(NameError::NotNormalized(_))));
-        assert_eq!(parse_interpreted_name("a.a.a."), Err(NameError::EmptyLabel));
-        assert_eq!(parse_interpreted_name(&["a"; 17].join(".")), Err(NameError::TooDeep));
-        assert_eq!(parse_interpreted_name(&"a".repeat(5000)), Err(NameError::TooLong));
     }
 
     #[test]

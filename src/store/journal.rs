@@ -16,8 +16,8 @@ use entities::{
     resolver_address, resolver_record, resolver_text,
 };
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, IdenStatic, IntoActiveModel,
-    QueryFilter, QueryOrder, sea_query::OnConflict,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, IntoActiveModel, QueryFilter,
+    QueryOrder, sea_query::OnConflict,
 };
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
@@ -69,11 +69,12 @@ fn entry(
     }
 }
 
-/// Prior images of the rows of `E` with these string keys.
+/// Prior images of the rows of `E` with these string keys; `key_of` reads a row's key.
 async fn priors<E, C>(
     txn: &C,
     pk: E::Column,
     keys: Vec<String>,
+    key_of: impl Fn(&E::Model) -> String,
 ) -> Result<HashMap<String, String>, StoreError>
 where
     E: EntityTrait,
@@ -88,12 +89,7 @@ where
             .await
             .map_err(StoreError::db("journal priors"))?;
         for row in rows {
-            let json = to_json(&row)?;
-            let key = serde_json::to_value(&row)
-                .ok()
-                .and_then(|v| v.get(pk.as_str()).and_then(|k| k.as_str().map(str::to_owned)))
-                .ok_or_else(|| StoreError::Journal("row without its key".into()))?;
-            out.insert(key, json);
+            out.insert(key_of(&row), to_json(&row)?);
         }
     }
     Ok(out)
@@ -110,8 +106,12 @@ pub(crate) async fn record<C: ConnectionTrait>(
     let mut entries = Vec::new();
     macro_rules! journal_table {
         ($entity:ident, $rows:expr, $pk:expr, $key:ident, $table:expr) => {{
-            let keys: Vec<String> = $rows.iter().map(|r| r.$key.clone()).collect();
-            let mut found = priors::<$entity::Entity, C>(txn, $pk, keys.clone()).await?;
+            let keys: Vec<String> = $rows.iter().map(|r: &$entity::Model| r.$key.clone()).collect();
+            let mut found =
+                priors::<$entity::Entity, C>(txn, $pk, keys.clone(), |r: &$entity::Model| {
+                    r.$key.clone()
+                })
+                .await?;
             for key in keys {
                 let prior = found.remove(&key);
                 entries.push(entry(chain_id, window, $table, key, prior));
