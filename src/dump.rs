@@ -5,7 +5,7 @@
 //! the chain.
 
 use entities::{
-    checkpoint, domain, label, registration, renewal, resolver_address, resolver_record,
+    checkpoint, domain, event, label, registration, renewal, resolver_address, resolver_record,
     resolver_text,
 };
 use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder};
@@ -149,6 +149,18 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
         .map_err(err("dump"))?
     {
         line("resolver_texts", json!([t.record_id, t.key_hash, t.key, t.value]));
+    }
+    for e in event::Entity::find()
+        .order_by_asc(event::Column::ChainId)
+        .order_by_asc(event::Column::BlockNumber)
+        .order_by_asc(event::Column::LogIndex)
+        .order_by_asc(event::Column::Seq)
+        .all(db)
+        .await
+        .map_err(err("dump"))?
+    {
+        // Field order is the struct's, so the line is as deterministic as the others.
+        line("events", serde_json::to_value(e).unwrap_or_default());
     }
     for c in checkpoint::Entity::find()
         .order_by_asc(checkpoint::Column::ChainId)

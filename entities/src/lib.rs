@@ -13,6 +13,7 @@
 pub mod chain_status;
 pub mod checkpoint;
 pub mod domain;
+pub mod event;
 pub mod journal_entry;
 pub mod journal_window;
 pub mod label;

@@ -12,6 +12,8 @@ mod m20261130_000002_create_chain_status;
 mod m20261130_000003_create_journal;
 mod m20261130_000004_domain_ordering;
 mod m20261130_000005_address_lookup;
+mod m20261130_000006_create_events;
+mod m20261130_000007_name_search;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -26,6 +28,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000003_create_journal::Migration),
             Box::new(m20261130_000004_domain_ordering::Migration),
             Box::new(m20261130_000005_address_lookup::Migration),
+            Box::new(m20261130_000006_create_events::Migration),
+            Box::new(m20261130_000007_name_search::Migration),
         ]
     }
 }

@@ -28,10 +28,9 @@ use crate::{
         DecodedEvent, EnsEvent, EventMeta,
         abi::Resolver,
         decode::{decode_log, is_legacy_text},
-        name::labelhash,
         role::ContractRole,
     },
-    rpc::{BlockInfo, RpcClient},
+    rpc::{BlockInfo, RpcClient, TxParties},
     store::StoreError,
 };
 
@@ -49,6 +48,8 @@ pub struct FetchedRange {
     pub logs: Vec<Log>,
     /// Headers of every block that has a log.
     pub blocks: HashMap<u64, BlockInfo>,
+    /// Sender and recipient of every transaction that has a log.
+    pub transactions: HashMap<B256, TxParties>,
     /// Whether `to` is the target head.
     pub at_head: bool,
     /// When it was sent (mailbox wait time).
@@ -73,7 +74,7 @@ pub struct DecodeJob {
     pub chain_id: u64,
     /// Roles of the configured contracts; any other address is read as a resolver.
     pub roles: HashMap<Address, ContractRole>,
-    /// The chain's endpoint, for legacy text values and reverse-claim senders.
+    /// The chain's endpoint, for legacy text values.
     pub rpc: RpcClient,
     /// The database, for the RPC cache.
     pub db: DatabaseConnection,
@@ -101,7 +102,6 @@ impl Actor for Decoder {
 impl DecodeJob {
     async fn run(self: Arc<Self>, range: FetchedRange) -> Result<(), PipelineError> {
         let chain = self.chain_id.to_string();
-        let addr_reverse_node = alloy::ens::namehash("addr.reverse");
         let mut events = Vec::with_capacity(range.logs.len());
         for log in &range.logs {
             let (Some(number), Some(log_index)) = (log.block_number, log.log_index) else {
@@ -134,32 +134,33 @@ impl DecodeJob {
                     continue;
                 }
             };
+            let tx_hash = log.transaction_hash.unwrap_or_default();
+            let Some(parties) = range.transactions.get(&tx_hash) else {
+                return Err(crate::rpc::RpcError::Permanent(format!(
+                    "transaction {tx_hash:#x} of a log is not in block {number}"
+                ))
+                .into());
+            };
             let meta = EventMeta {
                 chain_id: self.chain_id,
                 block_number: number,
                 block_hash: block.hash,
                 timestamp: block.timestamp,
-                tx_hash: log.transaction_hash.unwrap_or_default(),
+                tx_hash,
                 tx_index: log.transaction_index.unwrap_or_default(),
                 log_index,
                 address: log.address(),
-                tx_from: None,
+                tx_from: parties.from,
+                tx_to: parties.to,
+                log: Arc::new(log.data().clone()),
             };
             for mut event in decoded {
-                let mut meta = meta.clone();
-                if let EnsEvent::NewOwner { parent, label, owner, .. } = &event {
-                    let reverse =
-                        *parent == addr_reverse_node && labelhash(&hex::encode(owner)) != *label;
-                    if reverse {
-                        meta.tx_from = Some(self.rpc.transaction_sender(meta.tx_hash).await?);
-                    }
-                }
                 if is_legacy_text(log.data())
                     && let EnsEvent::TextChanged { node, key, value } = &mut event
                 {
                     *value = self.legacy_text(meta.address, *node, key, block, log_index).await?;
                 }
-                events.push(DecodedEvent { meta, event });
+                events.push(DecodedEvent { meta: meta.clone(), event });
             }
         }
         let batch = DecodedBatch {

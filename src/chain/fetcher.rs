@@ -7,7 +7,7 @@
 //! after a run of successes the window grows back towards `max_block_range`.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, HashMap, HashSet},
     sync::Arc,
 };
 
@@ -29,7 +29,7 @@ use super::{
 use crate::{
     config::ChainConfig,
     ens::decode::resolver_topics,
-    rpc::{RpcClient, RpcError},
+    rpc::{BlockInfo, RpcClient, RpcError, TxParties},
     store::{journal::JournalWindow, writer::read_checkpoint},
 };
 
@@ -204,17 +204,35 @@ impl FetchJob {
                 window = (window * 2).min(self.chain.max_block_range);
                 streak = 0;
             }
-            let mut numbers: Vec<u64> = logs.iter().filter_map(|l| l.block_number).collect();
-            numbers.push(next);
-            numbers.push(to);
-            numbers.sort_unstable();
-            numbers.dedup();
+            // Blocks with logs come with their transactions (every event records its
+            // sender); the window's ends only need headers.
+            let mut numbers: Vec<(u64, bool)> =
+                logs.iter().filter_map(|l| l.block_number).map(|n| (n, true)).collect();
+            numbers.push((next, false));
+            numbers.push((to, false));
+            numbers.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            numbers.dedup_by_key(|(n, _)| *n);
             let rpc = &self.rpc;
-            let blocks: HashMap<u64, _> = futures::stream::iter(numbers)
-                .map(|n| async move { rpc.block(n).await.map(|b| (n, b)) })
+            let fetched: Vec<(BlockInfo, Vec<TxParties>)> = futures::stream::iter(numbers)
+                .map(|(n, full)| async move {
+                    if full {
+                        rpc.block_with_transactions(n).await
+                    } else {
+                        rpc.block(n).await.map(|b| (b, Vec::new()))
+                    }
+                })
                 .buffer_unordered(self.chain.max_concurrent_requests)
                 .try_collect()
                 .await?;
+            let wanted: HashSet<B256> = logs.iter().filter_map(|l| l.transaction_hash).collect();
+            let mut blocks = HashMap::with_capacity(fetched.len());
+            let mut transactions = HashMap::with_capacity(wanted.len());
+            for (block, parties) in fetched {
+                blocks.insert(block.number, block);
+                transactions.extend(
+                    parties.into_iter().filter(|p| wanted.contains(&p.hash)).map(|p| (p.hash, p)),
+                );
+            }
             if let Some(prev) = prev_hash
                 && blocks[&next].parent_hash != prev
             {
@@ -243,8 +261,17 @@ impl FetchJob {
             // never over capacity and every send is enqueued in order the moment it is made.
             let at_head = to == target;
             let sent_at = self.decoder_gauge.enqueued();
-            let range =
-                FetchedRange { from: next, to, to_hash, logs, blocks, at_head, sent_at, journal };
+            let range = FetchedRange {
+                from: next,
+                to,
+                to_hash,
+                logs,
+                blocks,
+                transactions,
+                at_head,
+                sent_at,
+                journal,
+            };
             inflight.push_back(self.decoder.send(range));
             while inflight.len() >= self.mailbox_capacity {
                 Self::settle(inflight.next().await)?;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::{PipelineError, mailbox::MailboxGauge, progress::ChainProgress};
 use crate::{
-    ens::{DecodedEvent, IndexContext, apply_event},
+    ens::{DecodedEvent, IndexContext, apply_event, history::history_row},
     store::{Checkpoint, EntityStore, journal::JournalWindow},
 };
 
@@ -133,11 +133,18 @@ async fn apply_batch(
     {
         return (store, Err(err));
     }
+    // Position of an event among those decoded from the same log.
+    let mut seq = 0;
+    let mut previous_log = None;
     for decoded in &batch.events {
         let event = decoded.event.name();
         let started = Instant::now();
+        let log = (decoded.meta.block_number, decoded.meta.log_index);
+        seq = if previous_log == Some(log) { seq + 1 } else { 0 };
+        previous_log = Some(log);
         match apply_event(&ctx, &mut store, decoded).await {
             Ok(()) => {
+                store.record_event(history_row(&ctx, decoded, seq));
                 metrics::counter!("ensemble_events_processed_total", "chain" => chain.clone(), "event" => event)
                     .increment(1);
             }

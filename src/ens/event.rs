@@ -1,7 +1,9 @@
 //! [`EnsEvent`]: every ENS event the handlers understand, decoded and typed, with the
 //! coordinates of the log that carried it ([`EventMeta`]).
 
-use alloy::primitives::{Address, B256, Bytes, U256};
+use std::sync::Arc;
+
+use alloy::primitives::{Address, B256, Bytes, LogData, U256};
 
 /// Where an event came from. Ordering of events is `(block_number, log_index)`: the log index
 /// is unique within a block, so it also orders transactions.
@@ -23,9 +25,14 @@ pub struct EventMeta {
     pub log_index: u64,
     /// Contract that emitted the log.
     pub address: Address,
-    /// Sender of the transaction, where the decoder had a reason to fetch it (it names the
-    /// label of an `addr.reverse` child claimed on the sender's behalf).
-    pub tx_from: Option<Address>,
+    /// Sender of the transaction (it also names the label of an `addr.reverse` child
+    /// claimed on the sender's behalf).
+    pub tx_from: Address,
+    /// Recipient of the transaction; none for a contract creation.
+    pub tx_to: Option<Address>,
+    /// The log as emitted (topics and data), kept for the event history. Shared by the
+    /// events one log decodes into.
+    pub log: Arc<LogData>,
 }
 
 /// Which registry emitted a registry event.

@@ -13,6 +13,7 @@ pub mod controller;
 pub mod decode;
 pub mod error;
 pub mod event;
+pub mod history;
 pub mod labels;
 pub mod name;
 pub mod name_wrapper;

@@ -49,9 +49,8 @@ pub async fn new_owner(
     // Reverse records are named after the address they reverse: the owner, or the sender of
     // the transaction when a reverse registrar claims on the sender's behalf.
     let reverse_label = (parent == ctx.addr_reverse_node)
-        .then_some([Some(owner), meta.tx_from])
+        .then_some([owner, meta.tx_from])
         .into_iter()
-        .flatten()
         .flatten()
         .map(hex::encode)
         .find(|l| labelhash(l) == label);

@@ -49,6 +49,17 @@ pub struct BlockInfo {
     pub timestamp: u64,
 }
 
+/// Who sent a transaction and to whom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxParties {
+    /// Transaction hash.
+    pub hash: B256,
+    /// Sender.
+    pub from: Address,
+    /// Recipient; none for a contract creation.
+    pub to: Option<Address>,
+}
+
 /// A chain's JSON-RPC endpoint.
 #[derive(Clone)]
 pub struct RpcClient {
@@ -195,16 +206,39 @@ impl RpcClient {
         .await
     }
 
-    /// Sender of transaction `hash`.
-    pub async fn transaction_sender(&self, hash: B256) -> Result<Address, RpcError> {
-        use alloy::network::TransactionResponse;
-        self.retry("eth_getTransactionByHash", || async {
-            self.provider
-                .get_transaction_by_hash(hash)
+    /// Header of block `number` with the sender and recipient of each of its transactions,
+    /// in one request (`eth_getBlockByNumber` with full transactions): every indexed event
+    /// records who sent it, and one block request per block with logs is cheaper in
+    /// round-trips than one `eth_getTransactionByHash` per transaction.
+    pub async fn block_with_transactions(
+        &self,
+        number: u64,
+    ) -> Result<(BlockInfo, Vec<TxParties>), RpcError> {
+        use alloy::{consensus::Transaction, network::TransactionResponse};
+        self.retry("eth_getBlockByNumber", || async {
+            let block = self
+                .provider
+                .get_block_by_number(BlockNumberOrTag::Number(number))
+                .full()
                 .await
                 .map_err(RpcError::classify)?
-                .map(|tx| tx.from())
-                .ok_or_else(|| RpcError::Permanent(format!("transaction {hash:#x} not found")))
+                .ok_or(RpcError::MissingBlock(number))?;
+            let parties = block
+                .transactions
+                .txns()
+                .map(|tx| TxParties {
+                    hash: tx.tx_hash(),
+                    from: tx.from(),
+                    to: Transaction::to(tx),
+                })
+                .collect();
+            let info = BlockInfo {
+                number,
+                hash: block.header.hash,
+                parent_hash: block.header.parent_hash,
+                timestamp: block.header.timestamp,
+            };
+            Ok((info, parties))
         })
         .await
     }

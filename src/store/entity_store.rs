@@ -14,7 +14,7 @@
 use std::collections::{HashMap, HashSet};
 
 use entities::{
-    domain, label, registration, renewal, resolver_address, resolver_record, resolver_text,
+    domain, event, label, registration, renewal, resolver_address, resolver_record, resolver_text,
 };
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter};
 
@@ -93,6 +93,8 @@ pub struct EntityStore {
     new_domains: HashSet<String>,
     /// Labels first stored since the last flush (no database row can mention them).
     new_labels: HashSet<String>,
+    /// History rows of the events applied since the last flush, in chain order.
+    events: Vec<event::Model>,
 }
 
 impl EntityStore {
@@ -112,6 +114,7 @@ impl EntityStore {
             new_children: HashMap::new(),
             new_domains: HashSet::new(),
             new_labels: HashSet::new(),
+            events: Vec::new(),
         }
     }
 
@@ -263,6 +266,11 @@ impl EntityStore {
         self.cleared_records.push(record_id.to_owned());
     }
 
+    /// Records an applied event in the history.
+    pub fn record_event(&mut self, row: event::Model) {
+        self.events.push(row);
+    }
+
     /// Rows changed since the last flush.
     pub fn dirty_rows(&self) -> usize {
         self.domains.dirty.len()
@@ -273,6 +281,7 @@ impl EntityStore {
             + self.addresses.len()
             + self.texts.len()
             + self.cleared_records.len()
+            + self.events.len()
     }
 
     /// Writes every change and `checkpoint` in one transaction. On error nothing is
@@ -291,8 +300,13 @@ impl EntityStore {
             cleared_records: self.cleared_records.clone(),
             addresses: self.addresses.values().cloned().collect(),
             texts: self.texts.values().cloned().collect(),
+            events: std::mem::take(&mut self.events),
         };
-        writer::write(&self.db, &changes, checkpoint, journal).await?;
+        if let Err(err) = writer::write(&self.db, &changes, checkpoint, journal).await {
+            // Kept for the retry, like the rest of the dirty set.
+            self.events = changes.events;
+            return Err(err);
+        }
         self.domains.dirty.clear();
         self.labels.dirty.clear();
         self.registrations.dirty.clear();

@@ -12,7 +12,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use entities::{
-    checkpoint, domain, journal_entry, journal_window, label, registration, renewal,
+    checkpoint, domain, event, journal_entry, journal_window, label, registration, renewal,
     resolver_address, resolver_record, resolver_text,
 };
 use sea_orm::{
@@ -318,6 +318,13 @@ pub async fn rollback(
             }
         }
     }
+    // The event history is append-only: everything from the first undone block goes.
+    event::Entity::delete_many()
+        .filter(event::Column::ChainId.eq(chain_id as i64))
+        .filter(event::Column::BlockNumber.gte(earliest.window_start))
+        .exec(&txn)
+        .await
+        .map_err(StoreError::db("rollback events"))?;
     let starts: Vec<i64> = undo.iter().map(|w| w.window_start).collect();
     journal_entry::Entity::delete_many()
         .filter(journal_entry::Column::ChainId.eq(chain_id as i64))

@@ -3,7 +3,7 @@
 //! which is the same statement on SQLite and PostgreSQL.
 
 use entities::{
-    checkpoint, domain, label, registration, renewal, resolver_address, resolver_record,
+    checkpoint, domain, event, label, registration, renewal, resolver_address, resolver_record,
     resolver_text,
 };
 use sea_orm::{
@@ -47,6 +47,9 @@ pub struct Changes {
     pub addresses: Vec<resolver_address::Model>,
     /// Text records.
     pub texts: Vec<resolver_text::Model>,
+    /// History rows of the applied events (append-only: a reorg deletes them by block, so
+    /// the journal does not record them).
+    pub events: Vec<event::Model>,
 }
 
 impl Changes {
@@ -60,6 +63,7 @@ impl Changes {
             + self.cleared_records.len()
             + self.addresses.len()
             + self.texts.len()
+            + self.events.len()
     }
 
     /// Whether nothing changed.
@@ -131,6 +135,7 @@ pub async fn write(
     upsert::<resolver_record::Entity, _>(&txn, &changes.records).await?;
     upsert::<resolver_address::Entity, _>(&txn, &changes.addresses).await?;
     upsert::<resolver_text::Entity, _>(&txn, &changes.texts).await?;
+    upsert::<event::Entity, _>(&txn, &changes.events).await?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);

@@ -70,7 +70,9 @@ impl Bed {
             tx_index: 0,
             log_index: self.log_index,
             address,
-            tx_from: None,
+            tx_from: Address::ZERO,
+            tx_to: None,
+            log: std::sync::Arc::new(log.clone()),
         };
         for event in decode_log(role, &log).expect("decodes") {
             apply_event(&self.ctx, &mut self.store, &DecodedEvent { meta: meta.clone(), event })
