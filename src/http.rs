@@ -7,9 +7,9 @@
 
 use std::net::SocketAddr;
 
-use actix_web::{App, HttpResponse, HttpServer, dev::Server, web};
+use actix_web::{App, HttpResponse, HttpServer, dev::Server, guard, web};
 use async_graphql::http::GraphiQLSource;
-use async_graphql_actix_web::{GraphQLRequest, GraphQLResponse};
+use async_graphql_actix_web::{GraphQLRequest, GraphQLResponse, GraphQLSubscription};
 use entities::chain_status;
 use metrics_exporter_prometheus::PrometheusHandle;
 use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, QueryOrder};
@@ -33,6 +33,9 @@ pub struct HttpState {
     pub ready_requires_sync: bool,
 }
 
+/// How long a subscription connection may stay silent (no ping) before it is closed.
+pub const WS_KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Longest a GraphQL request may run; its database work is dropped with it.
 pub const QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -50,9 +53,21 @@ async fn graphql(schema: web::Data<graphql::EnsSchema>, req: GraphQLRequest) -> 
 }
 
 async fn graphiql() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/html; charset=utf-8")
-        .body(GraphiQLSource::build().endpoint("/graphql").finish())
+    HttpResponse::Ok().content_type("text/html; charset=utf-8").body(
+        GraphiQLSource::build().endpoint("/graphql").subscription_endpoint("/graphql").finish(),
+    )
+}
+
+/// Subscriptions: `GET /graphql` with a websocket upgrade (`graphql-transport-ws` or the
+/// older `graphql-ws` protocol). A silent client is dropped after [`WS_KEEPALIVE`].
+async fn graphql_ws(
+    schema: web::Data<graphql::EnsSchema>,
+    req: actix_web::HttpRequest,
+    payload: web::Payload,
+) -> actix_web::Result<HttpResponse> {
+    GraphQLSubscription::new(graphql::EnsSchema::clone(&schema))
+        .keepalive_timeout(WS_KEEPALIVE)
+        .start(&req, payload)
 }
 
 async fn metrics(handle: web::Data<PrometheusHandle>) -> HttpResponse {
@@ -141,6 +156,10 @@ pub fn server(
             app = app
                 .app_data(schema.clone())
                 .route("/graphql", web::post().to(graphql))
+                .route(
+                    "/graphql",
+                    web::get().guard(guard::Header("upgrade", "websocket")).to(graphql_ws),
+                )
                 .route("/graphql", web::get().to(graphiql));
         }
         app

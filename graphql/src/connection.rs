@@ -12,8 +12,9 @@ use async_graphql::{Context, Enum, Error, InputObject, Object, SimpleObject};
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use entities::domain;
 use sea_orm::{
-    ColumnTrait, Condition, DatabaseConnection, EntityTrait, Order, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, sea_query::LikeExpr,
+    ColumnTrait, Condition, DatabaseConnection, DbBackend, EntityTrait, Order, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect,
+    sea_query::{Expr, LikeExpr, SimpleExpr},
 };
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +88,12 @@ pub enum DomainFilter {
     NameIn(Vec<String>),
     /// Names starting with this prefix.
     NameStartsWith(String),
+    /// Names containing this text (at least three characters).
+    NameContains(String),
+    /// Both filters.
+    And(Box<DomainFilter>, Box<DomainFilter>),
+    /// Nothing at all.
+    Nothing,
     /// Top-level domains of one registry.
     TopLevel {
         /// Chain of the registry.
@@ -97,7 +104,7 @@ pub enum DomainFilter {
 }
 
 impl DomainFilter {
-    fn condition(&self) -> Condition {
+    fn condition(&self, backend: DbBackend) -> Condition {
         match self {
             Self::Parent(id) => Condition::all().add(domain::Column::ParentId.eq(id.clone())),
             Self::Owner(owner) => Condition::all().add(domain::Column::Owner.eq(owner.clone())),
@@ -109,12 +116,14 @@ impl DomainFilter {
                 .add(domain::Column::ParentId.is_null())
                 .add(domain::Column::ChainId.eq(*chain_id))
                 .add(domain::Column::Registry.eq(registry.clone())),
-            Self::NameStartsWith(prefix) => {
-                let escaped = prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-                Condition::all().add(
-                    domain::Column::Name.like(LikeExpr::new(format!("{escaped}%")).escape('\\')),
-                )
-            }
+            Self::NameStartsWith(prefix) => Condition::all().add(
+                domain::Column::Name
+                    .like(LikeExpr::new(format!("{}%", escape_like(prefix))).escape('\\')),
+            ),
+            Self::NameContains(text) => Condition::all().add(contains(text, backend)),
+            Self::And(a, b) => Condition::all().add(a.condition(backend)).add(b.condition(backend)),
+            // `id IS NULL` never holds: the primary key is NOT NULL.
+            Self::Nothing => Condition::all().add(domain::Column::Id.is_null()),
         }
     }
 
@@ -123,9 +132,40 @@ impl DomainFilter {
     pub fn default_order(&self) -> DomainsOrderInput {
         let by = match self {
             Self::NameStartsWith(_) => DomainsOrderBy::Depth,
+            Self::And(a, b) => return a.default_order().max_by_depth(b.default_order()),
             _ => DomainsOrderBy::Name,
         };
         DomainsOrderInput { by, dir: OrderDirection::Asc }
+    }
+}
+
+impl DomainsOrderInput {
+    /// Of two default orders, depth if either is (a prefix search anywhere wins).
+    fn max_by_depth(self, other: Self) -> Self {
+        if other.by == DomainsOrderBy::Depth { other } else { self }
+    }
+}
+
+/// `text` with the `LIKE` wildcards and the escape character escaped.
+fn escape_like(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+}
+
+/// Names containing `text`, through each engine's trigram index: PostgreSQL's `pg_trgm` GIN
+/// index serves `LIKE '%text%'` itself; on SQLite the FTS5 trigram table `domains_name_fts`
+/// (kept in step with `domains` by triggers) is asked for the matching rowids.
+fn contains(text: &str, backend: DbBackend) -> SimpleExpr {
+    match backend {
+        DbBackend::Sqlite => {
+            // An FTS5 phrase: double quotes inside are doubled.
+            let phrase = format!("\"{}\"", text.replace('"', "\"\""));
+            Expr::cust_with_values(
+                "domains.rowid IN (SELECT rowid FROM domains_name_fts WHERE domains_name_fts MATCH ?)",
+                [phrase],
+            )
+        }
+        _ => domain::Column::Name
+            .like(LikeExpr::new(format!("%{}%", escape_like(text))).escape('\\')),
     }
 }
 
@@ -229,7 +269,7 @@ pub fn page_complexity(first: Option<i32>, last: Option<i32>, child_complexity: 
     (rows as usize).saturating_mul(child_complexity.max(1))
 }
 
-fn page_size(n: Option<i32>, name: &str) -> Result<Option<u64>, Error> {
+pub(crate) fn page_size(n: Option<i32>, name: &str) -> Result<Option<u64>, Error> {
     match n {
         None => Ok(None),
         Some(n) if n < 0 => {
@@ -298,7 +338,7 @@ impl DomainConnection {
             _ => OrderDirection::Desc,
         };
         let sql_order = if walk == OrderDirection::Asc { Order::Asc } else { Order::Desc };
-        let mut query = domain::Entity::find().filter(filter.condition());
+        let mut query = domain::Entity::find().filter(filter.condition(db.get_database_backend()));
         let cursor = if backward { &paging.before } else { &paging.after };
         if let Some(text) = cursor {
             query = query.filter(after(order.by, walk, decode_cursor(text, order)?));
@@ -347,6 +387,10 @@ impl DomainConnection {
     /// Number of domains matching the filter (all pages).
     async fn total_count(&self, ctx: &Context<'_>) -> Result<u64, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        domain::Entity::find().filter(self.filter.condition()).count(db).await.map_err(internal)
+        domain::Entity::find()
+            .filter(self.filter.condition(db.get_database_backend()))
+            .count(db)
+            .await
+            .map_err(internal)
     }
 }

@@ -11,6 +11,10 @@ pub mod code {
     pub const INVALID_CURSOR: &str = "INVALID_CURSOR";
     /// Any other bad argument (page size, malformed address or node).
     pub const INVALID_ARGUMENT: &str = "INVALID_ARGUMENT";
+    /// A document with more aliases than the server allows.
+    pub const TOO_MANY_ALIASES: &str = "TOO_MANY_ALIASES";
+    /// The process serves as many subscriptions as it allows.
+    pub const TOO_MANY_SUBSCRIPTIONS: &str = "TOO_MANY_SUBSCRIPTIONS";
     /// A failure on our side.
     pub const INTERNAL: &str = "INTERNAL";
     /// The query ran longer than the server allows (set by the HTTP layer).

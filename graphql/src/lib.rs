@@ -7,10 +7,13 @@
 
 pub mod connection;
 pub mod error;
+pub mod keyset;
+pub mod limits;
 pub mod loaders;
 pub mod name;
 pub mod query;
 pub mod schema;
+pub mod subscription;
 pub mod types;
 
 pub use schema::{EnsSchema, build_schema, sdl};

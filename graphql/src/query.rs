@@ -51,6 +51,53 @@ pub enum DomainsNameFilter {
     /// Prefix (at least one character).
     #[graphql(name = "starts_with")]
     StartsWith(String),
+    /// Substring anywhere in the name (at least 3 characters; served by a trigram index).
+    Contains(String),
+}
+
+/// Shortest `contains` search: trigram indexes need three characters to narrow anything.
+pub const MIN_CONTAINS_CHARS: usize = 3;
+
+impl DomainsNameFilter {
+    /// The validated listing filter.
+    pub fn into_filter(self) -> Result<DomainFilter, Error> {
+        Ok(match self {
+            Self::Eq(name) => {
+                validate_name(&name)?;
+                DomainFilter::NameEq(name)
+            }
+            Self::In(names) => {
+                if names.len() > MAX_NAMES_IN {
+                    return Err(coded(
+                        code::INVALID_ARGUMENT,
+                        format!("in accepts at most {MAX_NAMES_IN} names"),
+                    ));
+                }
+                for name in &names {
+                    validate_name(name)?;
+                }
+                DomainFilter::NameIn(names)
+            }
+            Self::StartsWith(prefix) => {
+                if prefix.is_empty() || prefix.len() > crate::name::MAX_NAME_BYTES {
+                    return Err(coded(code::INVALID_ARGUMENT, "starts_with needs 1 to 4096 bytes"));
+                }
+                // Names are normalized, hence lowercase: match case-insensitively everywhere.
+                DomainFilter::NameStartsWith(prefix.to_lowercase())
+            }
+            Self::Contains(text) => {
+                if text.chars().count() < MIN_CONTAINS_CHARS
+                    || text.len() > crate::name::MAX_NAME_BYTES
+                {
+                    return Err(coded(
+                        code::INVALID_ARGUMENT,
+                        format!("contains needs {MIN_CONTAINS_CHARS} characters to 4096 bytes"),
+                    ));
+                }
+                DomainFilter::NameContains(text.to_lowercase())
+            }
+        })
+    }
 }
 
 /// Filter of `domains`.
@@ -60,20 +107,53 @@ pub struct DomainsWhereInput {
     pub name: DomainsNameFilter,
 }
 
+/// Filter of `Domain.subdomains`.
+#[derive(Debug, InputObject)]
+pub struct SubdomainsWhereInput {
+    /// By canonical name.
+    pub name: Option<DomainsNameFilter>,
+}
+
+/// Filter of `Registry.domains`.
+#[derive(Debug, InputObject)]
+pub struct RegistryDomainsWhereInput {
+    /// By canonical name.
+    pub name: Option<DomainsNameFilter>,
+}
+
+/// `base`, narrowed by an optional name filter.
+pub fn with_name(
+    base: DomainFilter,
+    name: Option<DomainsNameFilter>,
+) -> Result<DomainFilter, Error> {
+    Ok(match name {
+        Some(name) => DomainFilter::And(Box::new(base), Box::new(name.into_filter()?)),
+        None => base,
+    })
+}
+
 /// How to find a registry.
 #[derive(Debug, OneofObject)]
 pub enum RegistryIdInput {
     /// The contract.
     Contract(crate::types::AccountIdInput),
-    /// `${chainId}-${address}`.
+    /// `${chainId}-${address}`, or `${chainId}-${address}-${node}` (virtual registry).
     Id(String),
 }
 
-/// Splits a `${chainId}-${address}` id.
-fn split_contract_id(id: &str) -> Result<(i64, String), Error> {
+/// Splits a `${chainId}-${address}` id, or `${chainId}-${address}-${node}` where `node`
+/// is allowed (virtual registries).
+fn split_contract_id(id: &str, node_allowed: bool) -> Result<(i64, String, Option<String>), Error> {
     let invalid = || coded(code::INVALID_ARGUMENT, "contract ids are ${chainId}-${address}");
-    let (chain, address) = id.split_once('-').ok_or_else(invalid)?;
-    Ok((chain.parse().map_err(|_| invalid())?, address.to_owned()))
+    let mut parts = id.splitn(3, '-');
+    let chain = parts.next().and_then(|c| c.parse().ok()).ok_or_else(invalid)?;
+    let address = parse_address(parts.next().ok_or_else(invalid)?)?;
+    let node = match parts.next() {
+        None => None,
+        Some(node) if node_allowed => Some(crate::name::parse_node(node)?),
+        Some(_) => return Err(invalid()),
+    };
+    Ok((chain, address, node))
 }
 
 /// The query root.
@@ -110,31 +190,7 @@ impl Query {
         before: Option<String>,
     ) -> Result<DomainConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        let filter = match filter.name {
-            DomainsNameFilter::Eq(name) => {
-                validate_name(&name)?;
-                DomainFilter::NameEq(name)
-            }
-            DomainsNameFilter::In(names) => {
-                if names.len() > MAX_NAMES_IN {
-                    return Err(coded(
-                        code::INVALID_ARGUMENT,
-                        format!("in accepts at most {MAX_NAMES_IN} names"),
-                    ));
-                }
-                for name in &names {
-                    validate_name(name)?;
-                }
-                DomainFilter::NameIn(names)
-            }
-            DomainsNameFilter::StartsWith(prefix) => {
-                if prefix.is_empty() || prefix.len() > crate::name::MAX_NAME_BYTES {
-                    return Err(coded(code::INVALID_ARGUMENT, "starts_with needs 1 to 4096 bytes"));
-                }
-                // Names are normalized, hence lowercase: match case-insensitively on every engine.
-                DomainFilter::NameStartsWith(prefix.to_lowercase())
-            }
-        };
+        let filter = filter.name.into_filter()?;
         DomainConnection::load(db, filter, order, Paging { first, after, last, before }).await
     }
 
@@ -167,24 +223,24 @@ impl Query {
             .one(db)
             .await
             .map_err(internal)?
-            .map(|d| Registry { chain_id: d.chain_id, address: d.registry }))
+            .map(|d| Registry { chain_id: d.chain_id, address: d.registry, node: None }))
     }
 
-    /// A registry contract.
+    /// A registry: a registry contract, or by id also a domain's virtual registry.
     async fn registry(&self, by: RegistryIdInput) -> Result<Registry, Error> {
-        let (chain_id, address) = match by {
-            RegistryIdInput::Contract(c) => (c.chain_id, c.address),
-            RegistryIdInput::Id(id) => split_contract_id(&id)?,
+        let (chain_id, address, node) = match by {
+            RegistryIdInput::Contract(c) => (c.chain_id, parse_address(&c.address)?, None),
+            RegistryIdInput::Id(id) => split_contract_id(&id, true)?,
         };
-        Ok(Registry { chain_id, address: parse_address(&address)? })
+        Ok(Registry { chain_id, address, node })
     }
 
     /// A resolver contract.
     async fn resolver(&self, by: ResolverIdInput) -> Result<Resolver, Error> {
-        let (chain_id, address) = match by {
-            ResolverIdInput::Contract(c) => (c.chain_id, c.address),
-            ResolverIdInput::Id(id) => split_contract_id(&id)?,
+        let (chain_id, address, _) = match by {
+            ResolverIdInput::Contract(c) => (c.chain_id, parse_address(&c.address)?, None),
+            ResolverIdInput::Id(id) => split_contract_id(&id, false)?,
         };
-        Ok(Resolver { chain_id, address: parse_address(&address)? })
+        Ok(Resolver { chain_id, address })
     }
 }

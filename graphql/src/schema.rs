@@ -1,12 +1,17 @@
 //! [`build_schema`]: the schema and its limits.
 
-use async_graphql::{EmptyMutation, EmptySubscription, Schema};
+use std::sync::Arc;
+
+use async_graphql::{EmptyMutation, Schema};
 use sea_orm::DatabaseConnection;
 
-use crate::query::Query;
+use crate::{
+    query::Query,
+    subscription::{EventFeed, Subscription},
+};
 
 /// The schema type.
-pub type EnsSchema = Schema<Query, EmptyMutation, EmptySubscription>;
+pub type EnsSchema = Schema<Query, EmptyMutation, Subscription>;
 
 /// Deepest query accepted: a domain → parent → ... chain of 16 levels plus connection wrappers.
 pub const MAX_DEPTH: usize = 24;
@@ -16,7 +21,8 @@ pub const MAX_COMPLEXITY: usize = 20_000;
 /// Builds the schema over `db`.
 pub fn build_schema(db: DatabaseConnection) -> EnsSchema {
     let (domains, registrations) = crate::loaders::loaders(&db);
-    builder().data(db).data(domains).data(registrations).finish()
+    let feed = Arc::new(EventFeed::new(db.clone()));
+    builder().data(db).data(domains).data(registrations).data(feed).finish()
 }
 
 /// The schema's SDL, as checked in at `graphql/schema.graphql`.
@@ -24,11 +30,13 @@ pub fn sdl() -> String {
     builder().finish().sdl()
 }
 
-fn builder() -> async_graphql::SchemaBuilder<Query, EmptyMutation, EmptySubscription> {
-    Schema::build(Query, EmptyMutation, EmptySubscription)
+fn builder() -> async_graphql::SchemaBuilder<Query, EmptyMutation, Subscription> {
+    Schema::build(Query, EmptyMutation, Subscription)
         .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
         .limit_recursive_depth(64)
+        .limit_directives(16)
+        .extension(crate::limits::AliasLimit)
 }
 
 #[cfg(test)]

@@ -132,24 +132,50 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
         data["b"]["resolver"]["effective"].is_null(),
         "eth has no resolver and no ancestor: {data}"
     );
-    let renewed = gql(&schema, r#"{ domain(by: {name: "name105.eth"}) { registrations { kind baseCost renewals { duration base } } } }"#, json!({})).await;
-    let regs = renewed["domain"]["registrations"].as_array().unwrap();
-    assert_eq!(regs.len(), 1, "{renewed}");
+    let renewed = gql(
+        &schema,
+        r#"{ domain(by: {name: "name105.eth"}) { registrations { totalCount edges { node {
+        __typename ... on BaseRegistrarRegistration { baseCost tokenId }
+        renewals { edges { node { duration base } } } } } } } }"#,
+        json!({}),
+    )
+    .await;
+    let regs = &renewed["domain"]["registrations"];
+    assert_eq!(regs["totalCount"], json!(1), "{renewed}");
+    let reg = &regs["edges"][0]["node"];
+    assert_eq!(reg["__typename"], json!("BaseRegistrarRegistration"), "{renewed}");
+    let label = ensemble::ens::name::labelhash("name105");
     assert_eq!(
-        regs[0]["renewals"][0]["duration"],
+        reg["tokenId"],
+        json!(alloy::primitives::U256::from_be_bytes(label.0).to_string()),
+        "{renewed}"
+    );
+    let renewal = &reg["renewals"]["edges"][0]["node"];
+    assert_eq!(
+        renewal["duration"],
         json!(ensemble::devnet::scenario::YEAR.to_string()),
         "{renewed}"
     );
     assert!(
-        regs[0]["renewals"][0]["base"].as_str().is_some_and(|b| b != "0"),
+        renewal["base"].as_str().is_some_and(|b| b != "0"),
         "renewal price from the controller: {renewed}"
     );
 
     // The root registry holds the top-level domains; every domain names its registry.
     let data = gql(&schema, r#"{ root { id domains(first: 100) { totalCount edges { node { canonical { name { interpreted } } } } } }
-        domain(by: {name: "name010.eth"}) { registry { id } } }"#, json!({})).await;
+        eth: domain(by: {name: "eth"}) { registry { id } subregistry { id } }
+        domain(by: {name: "name010.eth"}) { registry { id domains(first: 1000) { edges { node { label { interpreted } } } } } } }"#, json!({})).await;
     assert_eq!(data["root"]["id"], json!(format!("31337-{}", hex(d.registry))));
-    assert_eq!(data["domain"]["registry"]["id"], data["root"]["id"]);
+    assert_eq!(data["eth"]["registry"]["id"], data["root"]["id"], "a TLD sits in the root");
+    // A deeper domain sits in its parent's virtual registry, which lists its siblings.
+    assert_eq!(data["domain"]["registry"]["id"], data["eth"]["subregistry"]["id"]);
+    assert_eq!(
+        data["eth"]["subregistry"]["id"],
+        json!(format!("31337-{}-{:#x}", hex(d.registry), alloy::ens::namehash("eth")))
+    );
+    let siblings = data["domain"]["registry"]["domains"]["edges"].as_array().unwrap();
+    assert!(siblings.iter().any(|e| e["node"]["label"]["interpreted"] == json!("name010")));
+    assert!(siblings.len() >= 100, "the .eth names: {}", siblings.len());
     let mut tlds: Vec<&str> = data["root"]["domains"]["edges"]
         .as_array()
         .unwrap()
@@ -164,8 +190,13 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
 
     // Names whose ETH address is account 1, and which of them is its primary name.
     let account = hex(driver.accounts[1]);
-    let refs = gql(&schema, r#"query($a: String!) { account(by: {address: $a}) { nameReferences(coinType: 60, first: 1000) { coinType match domain { canonical { name { interpreted } } } } } }"#, json!({ "a": account })).await;
-    let refs = refs["account"]["nameReferences"].as_array().unwrap().clone();
+    let refs = gql(&schema, r#"query($a: String!) { account(by: {address: $a}) { nameReferences(where: {coinType: 60}, first: 1000) { edges { node { coinType match domain { canonical { name { interpreted } } } } } } } }"#, json!({ "a": account })).await;
+    let refs: Vec<Value> = refs["account"]["nameReferences"]["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["node"].clone())
+        .collect();
     let named: Vec<&Value> = refs.iter().filter(|r| !r["domain"].is_null()).collect();
     assert!(named.len() >= 20, "account 1 is the address of its names: {refs:?}");
     let matches: Vec<&str> = named

@@ -10,6 +10,7 @@ mod faults;
 mod fuzz;
 mod graphql;
 mod handlers;
+mod history;
 mod indexing;
 mod metrics;
 mod ordering;

@@ -1,13 +1,20 @@
 //! `Account`: any address; never checked for existence.
 
-use async_graphql::{Context, Error, Object};
-use entities::{resolver_address, resolver_record};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use std::collections::HashMap;
 
-use super::NameReference;
+use async_graphql::{Context, Error, InputObject, Object};
+use entities::{event, resolver_address, resolver_record};
+use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
+
+use super::{
+    NameReference,
+    event::{AccountEventsWhereInput, EventConnection, list_events},
+};
 use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
-    error::{code, coded, internal},
+    error::internal,
+    keyset::{KeyPart, Keyset, Page, keyset_connection},
+    query::DomainsNameFilter,
 };
 
 /// An account (lowercase hex address).
@@ -32,6 +39,7 @@ impl Account {
     async fn domains(
         &self,
         ctx: &Context<'_>,
+        #[graphql(name = "where")] filter: Option<AccountDomainsWhereInput>,
         order: Option<DomainsOrderInput>,
         first: Option<i32>,
         after: Option<String>,
@@ -40,45 +48,104 @@ impl Account {
     ) -> Result<DomainConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
         let paging = Paging { first, after, last, before };
-        DomainConnection::load(db, DomainFilter::Owner(self.0.clone()), order, paging).await
+        let owned = DomainFilter::Owner(self.0.clone());
+        let filter = match filter {
+            // Every indexed ENSv1 domain is canonical: `canonical: false` matches nothing.
+            Some(AccountDomainsWhereInput { canonical: Some(false), .. }) => DomainFilter::Nothing,
+            Some(AccountDomainsWhereInput { name: Some(name), .. }) => {
+                DomainFilter::And(Box::new(owned), Box::new(name.into_filter()?))
+            }
+            _ => owned,
+        };
+        DomainConnection::load(db, filter, order, paging).await
     }
 
-    /// Address records that point at this account (names resolving to it), at most
-    /// `first` (default 100, max 1000), optionally of one coin type.
+    /// Events of transactions this account sent, oldest first.
+    #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
+    async fn events(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(name = "where")] filter: Option<AccountEventsWhereInput>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> Result<EventConnection, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        let subject = Condition::all().add(event::Column::TxFrom.eq(self.0.clone()));
+        let paging = Paging { first, after, last, before };
+        list_events(db, subject, filter.map(Into::into), paging).await
+    }
+
+    /// Address records that point at this account (names resolving to it), by record.
+    #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
     async fn name_references(
         &self,
         ctx: &Context<'_>,
-        coin_type: Option<i64>,
+        #[graphql(name = "where")] filter: Option<AccountNameReferencesWhereInput>,
         first: Option<i32>,
-    ) -> Result<Vec<NameReference>, Error> {
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> Result<NameReferenceConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        let limit = match first {
-            None => 100,
-            Some(n) if (0..=1000).contains(&n) => n as u64,
-            Some(_) => return Err(coded(code::INVALID_ARGUMENT, "first must be 0 to 1000")),
-        };
-        let mut query = resolver_address::Entity::find()
+        let mut select = resolver_address::Entity::find()
             .filter(resolver_address::Column::Address.eq(self.0.clone()));
-        if let Some(coin) = coin_type {
-            query = query.filter(resolver_address::Column::CoinType.eq(coin));
+        if let Some(coin) = filter.and_then(|f| f.coin_type) {
+            select = select.filter(resolver_address::Column::CoinType.eq(coin));
         }
-        let addresses = query
-            .order_by_asc(resolver_address::Column::RecordId)
-            .order_by_asc(resolver_address::Column::CoinType)
-            .limit(limit)
+        let keyset = Keyset::<resolver_address::Entity> {
+            of: "nameReferences",
+            columns: vec![resolver_address::Column::RecordId, resolver_address::Column::CoinType],
+            key: |a| vec![KeyPart::Text(a.record_id.clone()), KeyPart::Int(a.coin_type)],
+        };
+        let paging = Paging { first, after, last, before };
+        let page = keyset.page(db, select.clone(), &paging).await?;
+        // One query for the page's record rows, not one per reference.
+        let ids: Vec<String> = page.rows.iter().map(|(_, a)| a.record_id.clone()).collect();
+        let records: HashMap<String, resolver_record::Model> = resolver_record::Entity::find()
+            .filter(resolver_record::Column::Id.is_in(ids))
             .all(db)
             .await
-            .map_err(internal)?;
-        let mut out = Vec::with_capacity(addresses.len());
-        for address in addresses {
-            if let Some(record) = resolver_record::Entity::find_by_id(address.record_id.clone())
-                .one(db)
-                .await
-                .map_err(internal)?
-            {
-                out.push(NameReference { address, record, account: self.0.clone() });
-            }
-        }
-        Ok(out)
+            .map_err(internal)?
+            .into_iter()
+            .map(|r| (r.id.clone(), r))
+            .collect();
+        let page = Page {
+            rows: page
+                .rows
+                .into_iter()
+                .filter_map(|(cursor, address)| {
+                    let record = records.get(&address.record_id)?.clone();
+                    Some((cursor, NameReference { address, record, account: self.0.clone() }))
+                })
+                .collect(),
+            has_next_page: page.has_next_page,
+            has_previous_page: page.has_previous_page,
+        };
+        Ok(NameReferenceConnection { page, select })
     }
 }
+
+/// Filter of `Account.domains`.
+#[derive(Debug, InputObject)]
+pub struct AccountDomainsWhereInput {
+    /// Only canonical (true) or only non-canonical (false) domains.
+    pub canonical: Option<bool>,
+    /// By canonical name.
+    pub name: Option<DomainsNameFilter>,
+}
+
+/// Filter of `Account.nameReferences`.
+#[derive(Debug, InputObject)]
+pub struct AccountNameReferencesWhereInput {
+    /// Only records of this coin type.
+    pub coin_type: Option<i64>,
+}
+
+keyset_connection!(
+    /// A page of name references.
+    NameReferenceConnection,
+    NameReference,
+    resolver_address::Entity
+);

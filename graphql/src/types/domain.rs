@@ -1,14 +1,18 @@
 //! `Domain` (ENSv1 domain) and its small companion types.
 
 use async_graphql::{Context, Error, Object, SimpleObject, dataloader::DataLoader};
-use entities::{domain, registration};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use entities::{domain, event};
+use sea_orm::{ColumnTrait, Condition, DatabaseConnection};
 
-use super::{Account, Registration, Registry, Resolver};
+use super::{
+    Account, Registration, Registry, Resolver,
+    event::{EventConnection, EventsWhereInput, list_events},
+    registration::{RegistrationConnection, list_registrations},
+};
 use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
-    error::internal,
     loaders::{DomainLoader, RegistrationLoader, loader_error},
+    query::{SubdomainsWhereInput, with_name},
 };
 
 /// An ENSv1 domain.
@@ -115,9 +119,10 @@ impl Domain {
         Label { interpreted, hash: self.0.label_hash.clone() }
     }
 
-    /// Canonical name, depth and node.
-    async fn canonical(&self) -> DomainCanonical {
-        DomainCanonical(self.0.clone())
+    /// Canonical name, depth, node and path. Every indexed ENSv1 domain hangs off its
+    /// chain's root, so this is never null here; it is nullable for Omnigraph clients.
+    async fn canonical(&self) -> Option<DomainCanonical> {
+        Some(DomainCanonical(self.0.clone()))
     }
 
     /// namehash.
@@ -151,12 +156,41 @@ impl Domain {
             return Ok(None);
         };
         let loader = ctx.data::<DataLoader<RegistrationLoader>>()?;
-        Ok(loader.load_one(id.clone()).await.map_err(loader_error)?.map(Registration))
+        Ok(loader.load_one(id.clone()).await.map_err(loader_error)?.map(Registration::from_model))
     }
 
-    /// The registry that holds the domain.
+    /// The registry that holds the domain: the registry contract for a top-level domain,
+    /// else the parent's virtual registry.
     async fn registry(&self) -> Registry {
-        Registry { chain_id: self.0.chain_id, address: self.0.registry.clone() }
+        let node = self.0.parent_id.as_ref().and_then(|p| p.rsplit('-').next()).map(str::to_owned);
+        Registry { chain_id: self.0.chain_id, address: self.0.registry.clone(), node }
+    }
+
+    /// The registry of this domain's subdomains (its virtual registry).
+    async fn subregistry(&self) -> Registry {
+        Registry {
+            chain_id: self.0.chain_id,
+            address: self.0.registry.clone(),
+            node: Some(self.0.node.clone()),
+        }
+    }
+
+    /// Registry, registrar and NameWrapper events about this domain, oldest first.
+    #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
+    async fn events(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(name = "where")] filter: Option<EventsWhereInput>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> Result<EventConnection, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        let subject = Condition::all()
+            .add(event::Column::ChainId.eq(self.0.chain_id))
+            .add(event::Column::Node.eq(self.0.node.clone()));
+        list_events(db, subject, filter, Paging { first, after, last, before }).await
     }
 
     /// The resolver.
@@ -165,17 +199,17 @@ impl Domain {
     }
 
     /// Every registration of the domain, oldest first.
-    async fn registrations(&self, ctx: &Context<'_>) -> Result<Vec<Registration>, Error> {
+    #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
+    async fn registrations(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> Result<RegistrationConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        Ok(registration::Entity::find()
-            .filter(registration::Column::DomainId.eq(self.0.id.clone()))
-            .order_by_asc(registration::Column::Index)
-            .all(db)
-            .await
-            .map_err(internal)?
-            .into_iter()
-            .map(Registration)
-            .collect())
+        list_registrations(db, &self.0.id, Paging { first, after, last, before }).await
     }
 
     /// TTL set in the registry.
@@ -189,6 +223,7 @@ impl Domain {
     async fn subdomains(
         &self,
         ctx: &Context<'_>,
+        #[graphql(name = "where")] filter: Option<SubdomainsWhereInput>,
         order: Option<DomainsOrderInput>,
         first: Option<i32>,
         after: Option<String>,
@@ -197,6 +232,8 @@ impl Domain {
     ) -> Result<DomainConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
         let paging = Paging { first, after, last, before };
-        DomainConnection::load(db, DomainFilter::Parent(self.0.id.clone()), order, paging).await
+        let filter =
+            with_name(DomainFilter::Parent(self.0.id.clone()), filter.and_then(|f| f.name))?;
+        DomainConnection::load(db, filter, order, paging).await
     }
 }

@@ -1,18 +1,23 @@
 //! GraphQL object types, each wrapping a sea-orm model.
 
-mod account;
+pub mod account;
 mod domain;
+pub mod event;
 mod indexing_status;
-mod name_reference;
-mod registration;
+pub mod name_reference;
+pub mod registration;
 mod registry;
-mod resolver;
+pub mod resolver;
 
 pub use account::Account;
 pub use domain::{CanonicalName, Domain, DomainCanonical, DomainResolver, Label};
+pub use event::Event;
 pub use indexing_status::IndexingStatus;
 pub use name_reference::NameReference;
-pub use registration::{Registration, Renewal};
+pub use registration::{
+    BaseRegistrarRegistration, NameWrapperRegistration, Registration, Renewal,
+    WrappedBaseRegistrarRegistration,
+};
 pub use registry::Registry;
 pub use resolver::{
     AccountId, AccountIdInput, AddressRecord, NameOrNodeInput, Resolver, ResolverRecords,

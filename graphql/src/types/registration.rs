@@ -1,14 +1,22 @@
-//! `Registration`: a base registrar or NameWrapper registration.
+//! `Registration`: the interface over the two ENSv1 registrars, `BaseRegistrarRegistration`
+//! (`.eth` second-level names, with a grace period) and `NameWrapperRegistration` (anything
+//! wrapped outside `.eth` 2LDs, with fuses), plus `Renewal` and their connections.
 
-use async_graphql::{Context, Error, Object};
-use entities::{registration, renewal};
+use alloy::primitives::{B256, U256, keccak256};
+use async_graphql::{Context, Error, Interface, Object, SimpleObject, dataloader::DataLoader};
+use entities::{event, registration, renewal};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
-use super::{Account, AccountId};
+use super::{Account, AccountId, Domain, Event};
+use crate::{
+    connection::Paging,
+    error::internal,
+    keyset::{KeyPart, Keyset, keyset_connection},
+    loaders::{DomainLoader, loader_error},
+};
 
-/// A registration.
-#[derive(Clone, Debug)]
-pub struct Registration(pub registration::Model);
+/// `kind` of base registrar registrations in the `registrations` table.
+pub const BASE_REGISTRAR: &str = "BaseRegistrar";
 
 fn now() -> i64 {
     std::time::SystemTime::now()
@@ -16,88 +24,257 @@ fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-#[Object]
+/// A registration of either registrar.
+// The lint reads two arguments of one type as a repeated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[derive(Clone, Debug, Interface)]
+#[graphql(
+    field(name = "id", ty = "&str", desc = "`${domainId}-${index}`."),
+    field(name = "domain", ty = "Option<Domain>", desc = "The registered domain."),
+    field(name = "event", ty = "Option<Event>", desc = "The event that opened it."),
+    field(name = "start", ty = "String", desc = "Block timestamp of the registration (decimal)."),
+    field(name = "expiry", ty = "Option<String>", desc = "Expiry (decimal); null: never."),
+    field(name = "expired", ty = "bool", desc = "Past expiry (plus grace period, if any)."),
+    field(name = "registrar", ty = "AccountId", desc = "The registrar contract."),
+    field(name = "registrant", ty = "Option<Account>", desc = "Who it was registered to."),
+    field(name = "referrer", ty = "Option<&str>", desc = "Referrer, from the controller."),
+    field(
+        name = "renewals",
+        ty = "RenewalConnection",
+        desc = "Renewals, oldest first.",
+        arg(name = "first", ty = "Option<i32>"),
+        arg(name = "after", ty = "Option<String>"),
+        arg(name = "last", ty = "Option<i32>"),
+        arg(name = "before", ty = "Option<String>")
+    )
+)]
+pub enum Registration {
+    /// `.eth` second-level names.
+    BaseRegistrar(BaseRegistrarRegistration),
+    /// Wrapped names outside `.eth` second-level names.
+    NameWrapper(NameWrapperRegistration),
+}
+
 impl Registration {
-    /// `${domainId}-${index}`.
-    async fn id(&self) -> &str {
-        &self.0.id
+    /// The typed registration of a row.
+    pub fn from_model(row: registration::Model) -> Self {
+        if row.kind == BASE_REGISTRAR {
+            Self::BaseRegistrar(BaseRegistrarRegistration(row))
+        } else {
+            Self::NameWrapper(NameWrapperRegistration(row))
+        }
+    }
+}
+
+/// A base registrar registration.
+#[derive(Clone, Debug)]
+pub struct BaseRegistrarRegistration(pub registration::Model);
+
+/// A NameWrapper registration.
+#[derive(Clone, Debug)]
+pub struct NameWrapperRegistration(pub registration::Model);
+
+/// A base registrar name while it is wrapped by the NameWrapper.
+#[derive(Clone, Debug, SimpleObject)]
+pub struct WrappedBaseRegistrarRegistration {
+    /// NameWrapper fuses.
+    pub fuses: i64,
+    /// NameWrapper token id (the node, decimal).
+    pub token_id: String,
+}
+
+async fn domain_of(ctx: &Context<'_>, row: &registration::Model) -> Result<Option<Domain>, Error> {
+    let loader = ctx.data::<DataLoader<DomainLoader>>()?;
+    Ok(loader.load_one(row.domain_id.clone()).await.map_err(loader_error)?.map(Domain))
+}
+
+/// The registrar or NameWrapper event in the registration's block that opened it.
+async fn opening_event(
+    ctx: &Context<'_>,
+    row: &registration::Model,
+) -> Result<Option<Event>, Error> {
+    let Some(Domain(domain)) = domain_of(ctx, row).await? else { return Ok(None) };
+    let db = ctx.data::<DatabaseConnection>()?;
+    let selectors = [
+        keccak256("NameRegistered(uint256,address,uint256)"),
+        keccak256("NameWrapped(bytes32,bytes,address,uint32,uint64)"),
+    ]
+    .map(|s| format!("{s:#x}"));
+    Ok(event::Entity::find()
+        .filter(event::Column::ChainId.eq(domain.chain_id))
+        .filter(event::Column::Node.eq(domain.node))
+        .filter(event::Column::BlockNumber.eq(row.block_number))
+        .filter(event::Column::Selector.is_in(selectors))
+        .order_by_asc(event::Column::LogIndex)
+        .one(db)
+        .await
+        .map_err(internal)?
+        .map(Event))
+}
+
+fn decimal(hex: &str) -> String {
+    hex.parse::<B256>().map(|b| U256::from_be_bytes(b.0).to_string()).unwrap_or_default()
+}
+
+keyset_connection!(
+    /// A page of registrations.
+    RegistrationConnection,
+    Registration,
+    registration::Entity
+);
+
+keyset_connection!(
+    /// A page of renewals.
+    RenewalConnection,
+    Renewal,
+    renewal::Entity
+);
+
+/// A domain's registrations, oldest first.
+pub async fn list_registrations(
+    db: &DatabaseConnection,
+    domain_id: &str,
+    paging: Paging,
+) -> Result<RegistrationConnection, Error> {
+    let select = registration::Entity::find()
+        .filter(registration::Column::DomainId.eq(domain_id.to_owned()));
+    let keyset = Keyset::<registration::Entity> {
+        of: "registrations",
+        columns: vec![registration::Column::Index],
+        key: |r| vec![KeyPart::Int(i64::from(r.index))],
+    };
+    let page = keyset.page(db, select.clone(), &paging).await?.map(Registration::from_model);
+    Ok(RegistrationConnection { page, select })
+}
+
+async fn list_renewals(
+    ctx: &Context<'_>,
+    registration_id: &str,
+    paging: Paging,
+) -> Result<RenewalConnection, Error> {
+    let db = ctx.data::<DatabaseConnection>()?;
+    let select = renewal::Entity::find()
+        .filter(renewal::Column::RegistrationId.eq(registration_id.to_owned()));
+    let keyset = Keyset::<renewal::Entity> {
+        of: "renewals",
+        columns: vec![renewal::Column::Index],
+        key: |r| vec![KeyPart::Int(i64::from(r.index))],
+    };
+    let page = keyset.page(db, select.clone(), &paging).await?.map(Renewal);
+    Ok(RenewalConnection { page, select })
+}
+
+/// The fields every registration has, then the registrar's own.
+macro_rules! registration_object {
+    ($ty:ident { $($own:tt)* }) => {
+        #[Object]
+        impl $ty {
+            /// `${domainId}-${index}`.
+            async fn id(&self) -> &str {
+                &self.0.id
+            }
+
+            /// The registered domain.
+            async fn domain(&self, ctx: &Context<'_>) -> Result<Option<Domain>, Error> {
+                domain_of(ctx, &self.0).await
+            }
+
+            /// The event that opened it.
+            async fn event(&self, ctx: &Context<'_>) -> Result<Option<Event>, Error> {
+                opening_event(ctx, &self.0).await
+            }
+
+            /// Block timestamp of the registration (decimal).
+            async fn start(&self) -> String {
+                self.0.start.to_string()
+            }
+
+            /// Expiry (decimal); null: never.
+            async fn expiry(&self) -> Option<String> {
+                self.0.expiry.map(|e| e.to_string())
+            }
+
+            /// Past expiry (plus grace period, if any).
+            async fn expired(&self) -> bool {
+                self.0.expiry.is_some_and(|e| e.saturating_add(self.0.grace_period) < now())
+            }
+
+            /// The registrar contract.
+            async fn registrar(&self) -> AccountId {
+                AccountId { chain_id: self.0.registrar_chain_id, address: self.0.registrar.clone() }
+            }
+
+            /// Who it was registered to.
+            async fn registrant(&self) -> Option<Account> {
+                self.0.registrant.clone().map(Account)
+            }
+
+            /// Referrer, from the controller.
+            async fn referrer(&self) -> Option<&str> {
+                self.0.referrer.as_deref()
+            }
+
+            /// Renewals, oldest first.
+            #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
+            async fn renewals(
+                &self,
+                ctx: &Context<'_>,
+                first: Option<i32>,
+                after: Option<String>,
+                last: Option<i32>,
+                before: Option<String>,
+            ) -> Result<RenewalConnection, Error> {
+                list_renewals(ctx, &self.0.id, Paging { first, after, last, before }).await
+            }
+
+            $($own)*
+        }
+    };
+}
+
+registration_object!(BaseRegistrarRegistration {
+    /// Base cost in wei (decimal), from the controller.
+    async fn base_cost(&self) -> Option<&str> {
+        self.0.base_cost.as_deref()
     }
 
-    /// `BaseRegistrar` or `NameWrapper`.
-    async fn kind(&self) -> &str {
-        &self.0.kind
+    /// Premium in wei (decimal), from the controller.
+    async fn premium(&self) -> Option<&str> {
+        self.0.premium.as_deref()
     }
 
-    /// Block timestamp of the registration (decimal string).
-    async fn start(&self) -> String {
-        self.0.start.to_string()
-    }
-
-    /// Expiry in seconds (decimal string); null when it never expires.
-    async fn expiry(&self) -> Option<String> {
-        self.0.expiry.map(|e| e.to_string())
-    }
-
-    /// Past expiry plus grace period.
-    async fn expired(&self) -> bool {
-        self.0.expiry.is_some_and(|e| e.saturating_add(self.0.grace_period) < now())
-    }
-
-    /// Past expiry but within the grace period.
+    /// Past expiry but within the 90-day grace period.
     async fn is_in_grace_period(&self) -> bool {
         let now = now();
         self.0.expiry.is_some_and(|e| e < now && now <= e.saturating_add(self.0.grace_period))
     }
 
-    /// The registrar contract.
-    async fn registrar(&self) -> AccountId {
-        AccountId { chain_id: self.0.registrar_chain_id, address: self.0.registrar.clone() }
+    /// The ERC-721 token id (the labelhash, decimal).
+    async fn token_id(&self, ctx: &Context<'_>) -> Result<Option<String>, Error> {
+        Ok(domain_of(ctx, &self.0).await?.map(|Domain(d): Domain| decimal(&d.label_hash)))
     }
 
-    /// Who it was registered to.
-    async fn registrant(&self) -> Option<Account> {
-        self.0.registrant.clone().map(Account)
+    /// The NameWrapper token while the name is wrapped.
+    async fn wrapped(&self) -> Option<WrappedBaseRegistrarRegistration> {
+        let node = self.0.domain_id.rsplit('-').next().unwrap_or_default();
+        self.0.wrapped.then(|| WrappedBaseRegistrarRegistration {
+            fuses: self.0.fuses.unwrap_or_default(),
+            token_id: decimal(node),
+        })
+    }
+});
+
+registration_object!(NameWrapperRegistration {
+    /// NameWrapper fuses.
+    async fn fuses(&self) -> i64 {
+        self.0.fuses.unwrap_or_default()
     }
 
-    /// Base cost in wei (decimal string).
-    async fn base_cost(&self) -> Option<&str> {
-        self.0.base_cost.as_deref()
+    /// The ERC-1155 token id (the node, decimal).
+    async fn token_id(&self) -> String {
+        decimal(self.0.domain_id.rsplit('-').next().unwrap_or_default())
     }
-
-    /// Premium in wei (decimal string).
-    async fn premium(&self) -> Option<&str> {
-        self.0.premium.as_deref()
-    }
-
-    /// Referrer.
-    async fn referrer(&self) -> Option<&str> {
-        self.0.referrer.as_deref()
-    }
-
-    /// NameWrapper fuses while wrapped.
-    async fn fuses(&self) -> Option<i64> {
-        self.0.fuses
-    }
-
-    /// A base registrar registration currently wrapped.
-    async fn wrapped(&self) -> bool {
-        self.0.wrapped
-    }
-
-    /// Renewals, oldest first.
-    async fn renewals(&self, ctx: &Context<'_>) -> Result<Vec<Renewal>, Error> {
-        let db = ctx.data::<DatabaseConnection>()?;
-        Ok(renewal::Entity::find()
-            .filter(renewal::Column::RegistrationId.eq(self.0.id.clone()))
-            .order_by_asc(renewal::Column::Index)
-            .all(db)
-            .await
-            .map_err(crate::error::internal)?
-            .into_iter()
-            .map(Renewal)
-            .collect())
-    }
-}
+});
 
 /// A renewal of a registration.
 #[derive(Clone, Debug)]
@@ -110,22 +287,22 @@ impl Renewal {
         &self.0.id
     }
 
-    /// Seconds added (decimal string).
+    /// Seconds added (decimal).
     async fn duration(&self) -> String {
         self.0.duration.to_string()
     }
 
-    /// Expiry after the renewal (decimal string).
+    /// Expiry after the renewal (decimal).
     async fn expiry(&self) -> String {
         self.0.expiry.to_string()
     }
 
-    /// Cost in wei (decimal string), from the controller.
+    /// Cost in wei (decimal), from the controller.
     async fn base(&self) -> Option<&str> {
         self.0.base_cost.as_deref()
     }
 
-    /// Premium in wei (decimal string).
+    /// Premium in wei (decimal).
     async fn premium(&self) -> Option<&str> {
         self.0.premium.as_deref()
     }
@@ -135,7 +312,7 @@ impl Renewal {
         self.0.referrer.as_deref()
     }
 
-    /// Block timestamp of the renewal (decimal string).
+    /// Block timestamp of the renewal (decimal).
     async fn timestamp(&self) -> String {
         self.0.timestamp.to_string()
     }

@@ -1,38 +1,68 @@
-//! `Registry`: an ENSv1 registry contract and the top-level domains it holds.
+//! `Registry`: an ENSv1 registry contract (its top-level domains), or the virtual registry of
+//! one domain (its direct subdomains). ENSv1 has one registry contract for the whole tree;
+//! like the Omnigraph, every domain's children are presented as a registry of their own, whose
+//! id is the parent's domain id, `${chainId}-${address}-${parentNode}`.
 
 use async_graphql::{Context, Error, Object};
 use sea_orm::DatabaseConnection;
 
 use super::AccountId;
-use crate::connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging};
+use crate::{
+    connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
+    query::{RegistryDomainsWhereInput, with_name},
+};
 
-/// An ENSv1 registry on one chain.
+/// An ENSv1 registry, concrete or virtual.
 #[derive(Clone, Debug)]
 pub struct Registry {
     /// Chain id.
     pub chain_id: i64,
-    /// Address (lowercase hex).
+    /// Address of the registry contract (lowercase hex).
     pub address: String,
+    /// For a virtual registry, the node whose subdomains it holds.
+    pub node: Option<String>,
+}
+
+impl Registry {
+    /// `${chainId}-${address}`, or `${chainId}-${address}-${node}` for a virtual registry.
+    pub fn id(&self) -> String {
+        match &self.node {
+            None => format!("{}-{}", self.chain_id, self.address),
+            Some(node) => format!("{}-{}-{node}", self.chain_id, self.address),
+        }
+    }
 }
 
 #[Object]
 impl Registry {
-    /// `${chainId}-${address}`.
-    async fn id(&self) -> String {
-        format!("{}-{}", self.chain_id, self.address)
+    /// `${chainId}-${address}`, or `${chainId}-${address}-${node}` for a virtual registry.
+    #[graphql(name = "id")]
+    async fn gql_id(&self) -> String {
+        self.id()
     }
 
-    /// The contract.
+    /// The registry contract (a virtual registry reports the concrete one).
     async fn contract(&self) -> AccountId {
         AccountId { chain_id: self.chain_id, address: self.address.clone() }
     }
 
-    /// Top-level domains held directly by this registry.
+    /// For a virtual registry, the node of the domain whose subdomains it holds.
+    async fn node(&self) -> Option<&str> {
+        self.node.as_deref()
+    }
+
+    /// Whether the registry is part of the canonical nametree (every ENSv1 registry is).
+    async fn canonical(&self) -> bool {
+        true
+    }
+
+    /// The domains this registry holds: top-level domains, or one domain's subdomains.
     #[allow(clippy::too_many_arguments)]
     #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
     async fn domains(
         &self,
         ctx: &Context<'_>,
+        #[graphql(name = "where")] filter: Option<RegistryDomainsWhereInput>,
         order: Option<DomainsOrderInput>,
         first: Option<i32>,
         after: Option<String>,
@@ -40,8 +70,14 @@ impl Registry {
         before: Option<String>,
     ) -> Result<DomainConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        let filter =
-            DomainFilter::TopLevel { chain_id: self.chain_id, registry: self.address.clone() };
+        let held = match &self.node {
+            // A virtual registry's id is its parent domain's id.
+            Some(_) => DomainFilter::Parent(self.id()),
+            None => {
+                DomainFilter::TopLevel { chain_id: self.chain_id, registry: self.address.clone() }
+            }
+        };
+        let filter = with_name(held, filter.and_then(|f| f.name))?;
         DomainConnection::load(db, filter, order, Paging { first, after, last, before }).await
     }
 }

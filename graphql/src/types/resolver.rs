@@ -1,10 +1,23 @@
 //! `Resolver` and its records.
 
 use async_graphql::{Context, Error, InputObject, Object, OneofObject, SimpleObject};
-use entities::{resolver_address, resolver_record, resolver_text};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use entities::{event, resolver_address, resolver_record, resolver_text};
+use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
-use crate::{error::internal, name};
+use super::event::{EventConnection, EventsWhereInput, list_events};
+use crate::{
+    connection::Paging,
+    error::internal,
+    keyset::{KeyPart, Keyset, keyset_connection},
+    name,
+};
+
+keyset_connection!(
+    /// A page of record sets.
+    ResolverRecordsConnection,
+    ResolverRecords,
+    resolver_record::Entity
+);
 
 /// A contract on a chain.
 #[derive(Clone, Debug, SimpleObject)]
@@ -52,6 +65,52 @@ impl Resolver {
     /// The contract.
     async fn contract(&self) -> AccountId {
         AccountId { chain_id: self.chain_id, address: self.address.clone() }
+    }
+
+    /// Every record set this resolver holds, one per node, by id.
+    #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
+    async fn records(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> Result<ResolverRecordsConnection, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        // Record ids are `${chainId}-${resolver}-${node}`: one resolver's records are the id
+        // range [`${chainId}-${resolver}-`, `${chainId}-${resolver}.`) of the primary key.
+        let prefix = format!("{}-{}", self.chain_id, self.address);
+        let select = resolver_record::Entity::find()
+            .filter(resolver_record::Column::Id.gte(format!("{prefix}-")))
+            .filter(resolver_record::Column::Id.lt(format!("{prefix}.")));
+        let keyset = Keyset::<resolver_record::Entity> {
+            of: "records",
+            columns: vec![resolver_record::Column::Id],
+            key: |r| vec![KeyPart::Text(r.id.clone())],
+        };
+        let paging = Paging { first, after, last, before };
+        let page = keyset.page(db, select.clone(), &paging).await?.map(ResolverRecords);
+        Ok(ResolverRecordsConnection { page, select })
+    }
+
+    /// Record events this resolver emitted, oldest first.
+    #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
+    async fn events(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(name = "where")] filter: Option<EventsWhereInput>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> Result<EventConnection, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        let subject = Condition::all()
+            .add(event::Column::ChainId.eq(self.chain_id))
+            .add(event::Column::Address.eq(self.address.clone()))
+            .add(event::Column::Node.is_null());
+        list_events(db, subject, filter, Paging { first, after, last, before }).await
     }
 
     /// The records this resolver holds for one name or node.

@@ -1,0 +1,234 @@
+//! Keyset pages for the connections that list rows in one fixed order (events, registrations,
+//! renewals, name references, resolver records): Relay arguments, an opaque cursor holding the
+//! row's key, and `totalCount` only when asked. Domain listings, which have several orders,
+//! live in [`crate::connection`].
+//!
+//! A cursor names the connection it was made for, so a cursor from another listing is
+//! rejected instead of being misread as a key of this one.
+
+use async_graphql::{Error, OutputType, SimpleObject};
+use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
+use sea_orm::{
+    ColumnTrait, Condition, DatabaseConnection, EntityTrait, Order, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, Select,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    connection::{DEFAULT_PAGE_SIZE, PageInfo, Paging, page_size},
+    error::{code, coded, internal},
+};
+
+/// One column of a row's key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum KeyPart {
+    /// An integer column.
+    Int(i64),
+    /// A text column.
+    Text(String),
+}
+
+impl From<KeyPart> for sea_orm::Value {
+    fn from(part: KeyPart) -> Self {
+        match part {
+            KeyPart::Int(v) => v.into(),
+            KeyPart::Text(v) => v.into(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct KeyCursor {
+    of: String,
+    key: Vec<KeyPart>,
+}
+
+/// The order of one listing: its key columns, ascending, and how to read a row's key.
+#[derive(Debug)]
+pub struct Keyset<E: EntityTrait> {
+    /// Name of the listing, bound into its cursors.
+    pub of: &'static str,
+    /// Key columns; together they are unique.
+    pub columns: Vec<E::Column>,
+    /// The key of a row, one part per column.
+    pub key: fn(&E::Model) -> Vec<KeyPart>,
+}
+
+/// One page of rows with their cursors.
+#[derive(Debug)]
+pub struct Page<T> {
+    /// Rows in listing order, each with its cursor.
+    pub rows: Vec<(String, T)>,
+    /// Whether rows follow the page.
+    pub has_next_page: bool,
+    /// Whether rows precede the page.
+    pub has_previous_page: bool,
+}
+
+impl<T> Page<T> {
+    /// The same page with every row converted.
+    pub fn map<U>(self, f: impl Fn(T) -> U) -> Page<U> {
+        Page {
+            rows: self.rows.into_iter().map(|(c, r)| (c, f(r))).collect(),
+            has_next_page: self.has_next_page,
+            has_previous_page: self.has_previous_page,
+        }
+    }
+
+    /// Relay page info.
+    pub fn page_info(&self) -> PageInfo {
+        PageInfo {
+            start_cursor: self.rows.first().map(|(c, _)| c.clone()),
+            end_cursor: self.rows.last().map(|(c, _)| c.clone()),
+            has_next_page: self.has_next_page,
+            has_previous_page: self.has_previous_page,
+        }
+    }
+}
+
+/// An edge of a keyset connection.
+#[derive(Debug, SimpleObject)]
+#[graphql(concrete(name = "EventEdge", params(crate::types::Event)))]
+#[graphql(concrete(name = "RegistrationEdge", params(crate::types::Registration)))]
+#[graphql(concrete(name = "RenewalEdge", params(crate::types::Renewal)))]
+#[graphql(concrete(name = "NameReferenceEdge", params(crate::types::NameReference)))]
+#[graphql(concrete(name = "ResolverRecordsEdge", params(crate::types::ResolverRecords)))]
+pub struct Edge<T: OutputType> {
+    /// Opaque cursor of this edge.
+    pub cursor: String,
+    /// The row.
+    pub node: T,
+}
+
+impl<E: EntityTrait> Keyset<E> {
+    fn encode(&self, row: &E::Model) -> String {
+        let cursor = KeyCursor { of: self.of.to_owned(), key: (self.key)(row) };
+        URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).unwrap_or_default())
+    }
+
+    fn decode(&self, text: &str) -> Result<Vec<KeyPart>, Error> {
+        URL_SAFE_NO_PAD
+            .decode(text)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<KeyCursor>(&bytes).ok())
+            .filter(|c| c.of == self.of && c.key.len() == self.columns.len())
+            .map(|c| c.key)
+            .ok_or_else(|| coded(code::INVALID_CURSOR, format!("invalid cursor for {}", self.of)))
+    }
+
+    /// Rows strictly beyond `key` walking up (`ascending`) or down: the tuple comparison
+    /// `(c1, c2, ..) > (k1, k2, ..)` spelled out, which both engines plan as an index range.
+    fn beyond(&self, key: Vec<KeyPart>, ascending: bool) -> Condition {
+        let mut any = Condition::any();
+        for i in 0..self.columns.len() {
+            let mut all = Condition::all();
+            for (col, part) in self.columns.iter().zip(&key).take(i) {
+                all = all.add(col.eq(sea_orm::Value::from(part.clone())));
+            }
+            let value = sea_orm::Value::from(key[i].clone());
+            let col = self.columns[i];
+            all = all.add(if ascending { col.gt(value) } else { col.lt(value) });
+            any = any.add(all);
+        }
+        any
+    }
+
+    /// One page of `select` (already filtered), in key order.
+    pub async fn page(
+        &self,
+        db: &DatabaseConnection,
+        select: Select<E>,
+        paging: &Paging,
+    ) -> Result<Page<E::Model>, Error> {
+        let (first, last) = (page_size(paging.first, "first")?, page_size(paging.last, "last")?);
+        if first.is_some() && last.is_some() {
+            return Err(coded(code::INVALID_ARGUMENT, "give first or last, not both"));
+        }
+        if paging.after.is_some() && paging.before.is_some() {
+            return Err(coded(code::INVALID_ARGUMENT, "give after or before, not both"));
+        }
+        let backward = last.is_some() || paging.before.is_some();
+        let size = first.or(last).unwrap_or(DEFAULT_PAGE_SIZE);
+        let mut query = select;
+        let cursor = if backward { &paging.before } else { &paging.after };
+        if let Some(text) = cursor {
+            query = query.filter(self.beyond(self.decode(text)?, !backward));
+        }
+        let order = if backward { Order::Desc } else { Order::Asc };
+        for col in &self.columns {
+            query = query.order_by(*col, order.clone());
+        }
+        let mut rows = query.limit(size + 1).all(db).await.map_err(internal)?;
+        let more = rows.len() as u64 > size;
+        rows.truncate(size as usize);
+        if backward {
+            rows.reverse();
+        }
+        let (has_next_page, has_previous_page) =
+            if backward { (paging.before.is_some(), more) } else { (more, paging.after.is_some()) };
+        Ok(Page {
+            rows: rows.into_iter().map(|r| (self.encode(&r), r)).collect(),
+            has_next_page,
+            has_previous_page,
+        })
+    }
+}
+
+/// `SELECT count(*)` of a listing's filter, run only when `totalCount` is selected.
+pub async fn count<E: EntityTrait>(db: &DatabaseConnection, select: Select<E>) -> Result<u64, Error>
+where
+    E::Model: Sync,
+{
+    select.count(db).await.map_err(internal)
+}
+
+/// Declares a Relay connection type over a keyset [`Page`] of `$node`, with a lazy
+/// `totalCount` over `$entity`.
+macro_rules! keyset_connection {
+    ($(#[$doc:meta])* $name:ident, $node:ty, $entity:path) => {
+        $(#[$doc])*
+        pub struct $name {
+            /// The page.
+            pub page: $crate::keyset::Page<$node>,
+            /// The listing's filter, for `totalCount`.
+            pub select: sea_orm::Select<$entity>,
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).field("rows", &self.page.rows.len()).finish()
+            }
+        }
+
+        #[async_graphql::Object]
+        impl $name {
+            /// The edges of this page.
+            async fn edges(&self) -> Vec<$crate::keyset::Edge<$node>> {
+                self.page
+                    .rows
+                    .iter()
+                    .map(|(cursor, node)| $crate::keyset::Edge {
+                        cursor: cursor.clone(),
+                        node: node.clone(),
+                    })
+                    .collect()
+            }
+
+            /// Page info.
+            async fn page_info(&self) -> $crate::connection::PageInfo {
+                self.page.page_info()
+            }
+
+            /// Number of rows in the listing (all pages); counted only when asked.
+            async fn total_count(
+                &self,
+                ctx: &async_graphql::Context<'_>,
+            ) -> Result<u64, async_graphql::Error> {
+                let db = ctx.data::<sea_orm::DatabaseConnection>()?;
+                $crate::keyset::count(db, self.select.clone()).await
+            }
+        }
+    };
+}
+pub(crate) use keyset_connection;

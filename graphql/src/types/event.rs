@@ -1,0 +1,310 @@
+//! `Event`: one applied ENS event with its log and transaction, the filters of event listings
+//! (`EventsWhereInput`, `AccountEventsWhereInput`) and the listing itself.
+//!
+//! Events list oldest first in one global order, `(timestamp, chainId, blockNumber,
+//! logIndex)`, which each of the `events` table's indexes holds for its lookup.
+
+use async_graphql::{Error, InputObject, Object, OneofObject};
+use entities::event;
+use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
+
+use crate::{
+    connection::Paging,
+    error::{code, coded},
+    keyset::{KeyPart, Keyset, keyset_connection},
+    name::{parse_address, parse_node},
+};
+
+/// Largest `in` list of an event filter.
+pub const MAX_FILTER_ITEMS: usize = 100;
+
+/// An applied ENS event.
+#[derive(Clone, Debug)]
+pub struct Event(pub event::Model);
+
+#[Object]
+impl Event {
+    /// `${chainId}-${blockNumber}-${logIndex}`, with `-${n}` for the n-th event of a log
+    /// that carries several (batch transfers).
+    async fn id(&self) -> String {
+        let e = &self.0;
+        let base = format!("{}-{}-{}", e.chain_id, e.block_number, e.log_index);
+        if e.seq == 0 { base } else { format!("{base}-{}", e.seq) }
+    }
+
+    /// Chain id.
+    async fn chain_id(&self) -> i64 {
+        self.0.chain_id
+    }
+
+    /// Block number (decimal string).
+    async fn block_number(&self) -> String {
+        self.0.block_number.to_string()
+    }
+
+    /// Block hash.
+    async fn block_hash(&self) -> &str {
+        &self.0.block_hash
+    }
+
+    /// Block timestamp, seconds (decimal string).
+    async fn timestamp(&self) -> String {
+        self.0.timestamp.to_string()
+    }
+
+    /// Transaction hash.
+    async fn transaction_hash(&self) -> &str {
+        &self.0.tx_hash
+    }
+
+    /// Index of the transaction in the block.
+    async fn transaction_index(&self) -> i32 {
+        self.0.tx_index
+    }
+
+    /// Sender of the transaction.
+    async fn from(&self) -> &str {
+        &self.0.tx_from
+    }
+
+    /// Recipient of the transaction; null for a contract creation.
+    async fn to(&self) -> Option<&str> {
+        self.0.tx_to.as_deref()
+    }
+
+    /// Who acted: the transaction's sender (no account abstraction is interpreted).
+    async fn sender(&self) -> &str {
+        &self.0.tx_from
+    }
+
+    /// Contract that emitted the log.
+    async fn address(&self) -> &str {
+        &self.0.address
+    }
+
+    /// Index of the log in the block.
+    async fn log_index(&self) -> i32 {
+        self.0.log_index
+    }
+
+    /// The log's topics, topic0 (the selector) first.
+    async fn topics(&self) -> Vec<String> {
+        std::iter::once(self.0.selector.clone())
+            .chain(self.0.topics.split(',').filter(|t| !t.is_empty()).map(str::to_owned))
+            .collect()
+    }
+
+    /// The log's data, hex.
+    async fn data(&self) -> &str {
+        &self.0.data
+    }
+}
+
+/// Matches one address or any of a list.
+#[derive(Clone, Debug, OneofObject)]
+pub enum AddressFilter {
+    /// This address.
+    Eq(String),
+    /// Any of these addresses (at most 100).
+    In(Vec<String>),
+}
+
+/// Matches one selector (topic0) or any of a list.
+#[derive(Clone, Debug, OneofObject)]
+pub enum SelectorFilter {
+    /// This selector.
+    Eq(String),
+    /// Any of these selectors (at most 100).
+    In(Vec<String>),
+}
+
+/// A time range over block timestamps (seconds, decimal strings); bounds combine.
+#[derive(Clone, Debug, Default, InputObject)]
+pub struct TimestampFilter {
+    /// After.
+    pub gt: Option<String>,
+    /// At or after.
+    pub gte: Option<String>,
+    /// Before.
+    pub lt: Option<String>,
+    /// At or before.
+    pub lte: Option<String>,
+}
+
+/// Filter of `Domain.events` and `Resolver.events`.
+#[derive(Clone, Debug, Default, InputObject)]
+pub struct EventsWhereInput {
+    /// Transaction sender.
+    pub from: Option<AddressFilter>,
+    /// Event selector (topic0).
+    pub selector: Option<SelectorFilter>,
+    /// Who acted (the transaction sender).
+    pub sender: Option<AddressFilter>,
+    /// Block time.
+    pub timestamp: Option<TimestampFilter>,
+}
+
+/// Filter of `Account.events` (the sender is the account).
+#[derive(Clone, Debug, Default, InputObject)]
+pub struct AccountEventsWhereInput {
+    /// Transaction sender.
+    pub from: Option<AddressFilter>,
+    /// Event selector (topic0).
+    pub selector: Option<SelectorFilter>,
+    /// Block time.
+    pub timestamp: Option<TimestampFilter>,
+}
+
+impl From<AccountEventsWhereInput> for EventsWhereInput {
+    fn from(w: AccountEventsWhereInput) -> Self {
+        Self { from: w.from, selector: w.selector, sender: None, timestamp: w.timestamp }
+    }
+}
+
+fn list<T>(items: Vec<String>, parse: impl Fn(&str) -> Result<T, Error>) -> Result<Vec<T>, Error> {
+    if items.len() > MAX_FILTER_ITEMS {
+        return Err(coded(
+            code::INVALID_ARGUMENT,
+            format!("an `in` list holds at most {MAX_FILTER_ITEMS} items"),
+        ));
+    }
+    items.iter().map(|i| parse(i)).collect()
+}
+
+fn address_condition(filter: AddressFilter) -> Result<Condition, Error> {
+    let col = event::Column::TxFrom;
+    Ok(match filter {
+        AddressFilter::Eq(a) => Condition::all().add(col.eq(parse_address(&a)?)),
+        AddressFilter::In(list_) => Condition::all().add(col.is_in(list(list_, parse_address)?)),
+    })
+}
+
+fn timestamp(text: &str) -> Result<i64, Error> {
+    text.parse::<u64>()
+        .ok()
+        .and_then(|v| i64::try_from(v).ok())
+        .ok_or_else(|| coded(code::INVALID_ARGUMENT, "a timestamp is a decimal number of seconds"))
+}
+
+impl TimestampFilter {
+    /// The inclusive range `[low, high]` the filter allows.
+    fn range(&self) -> Result<(i64, i64), Error> {
+        let bad = |m: &str| Err(coded(code::INVALID_ARGUMENT, m.to_owned()));
+        if self.gt.is_some() && self.gte.is_some() {
+            return bad("give gt or gte, not both");
+        }
+        if self.lt.is_some() && self.lte.is_some() {
+            return bad("give lt or lte, not both");
+        }
+        let low = match (&self.gt, &self.gte) {
+            (Some(v), _) => timestamp(v)?.saturating_add(1),
+            (_, Some(v)) => timestamp(v)?,
+            _ => i64::MIN,
+        };
+        let high = match (&self.lt, &self.lte) {
+            (Some(v), _) => timestamp(v)?.saturating_sub(1),
+            (_, Some(v)) => timestamp(v)?,
+            _ => i64::MAX,
+        };
+        if (low, high) == (i64::MIN, i64::MAX) {
+            return bad("a timestamp filter needs at least one bound");
+        }
+        if low > high {
+            return bad("the timestamp range is empty");
+        }
+        Ok((low, high))
+    }
+}
+
+impl EventsWhereInput {
+    /// The SQL condition of the filter; arguments are validated here.
+    pub fn condition(self) -> Result<Condition, Error> {
+        let mut all = Condition::all();
+        if let Some(from) = self.from {
+            all = all.add(address_condition(from)?);
+        }
+        if let Some(sender) = self.sender {
+            all = all.add(address_condition(sender)?);
+        }
+        if let Some(selector) = self.selector {
+            let col = event::Column::Selector;
+            all = all.add(match selector {
+                SelectorFilter::Eq(s) => col.eq(parse_node(&s)?),
+                SelectorFilter::In(l) => col.is_in(list(l, parse_node)?),
+            });
+        }
+        if let Some(range) = self.timestamp {
+            let (low, high) = range.range()?;
+            all = all.add(event::Column::Timestamp.between(low, high));
+        }
+        Ok(all)
+    }
+}
+
+keyset_connection!(
+    /// A page of events.
+    EventConnection,
+    Event,
+    event::Entity
+);
+
+fn key(e: &event::Model) -> Vec<KeyPart> {
+    vec![
+        KeyPart::Int(e.timestamp),
+        KeyPart::Int(e.chain_id),
+        KeyPart::Int(e.block_number),
+        KeyPart::Int(i64::from(e.log_index)),
+        KeyPart::Int(i64::from(e.seq)),
+    ]
+}
+
+/// One page of the events matching `subject` (whose they are) and `filter`.
+pub async fn list_events(
+    db: &DatabaseConnection,
+    subject: Condition,
+    filter: Option<EventsWhereInput>,
+    paging: Paging,
+) -> Result<EventConnection, Error> {
+    let mut select = event::Entity::find().filter(subject);
+    if let Some(filter) = filter {
+        select = select.filter(filter.condition()?);
+    }
+    let keyset = Keyset::<event::Entity> {
+        of: "events",
+        columns: vec![
+            event::Column::Timestamp,
+            event::Column::ChainId,
+            event::Column::BlockNumber,
+            event::Column::LogIndex,
+            event::Column::Seq,
+        ],
+        key,
+    };
+    let page = keyset.page(db, select.clone(), &paging).await?.map(Event);
+    Ok(EventConnection { page, select })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamp_ranges_are_checked() {
+        let f = |gt: Option<&str>, gte: Option<&str>, lt: Option<&str>, lte: Option<&str>| {
+            TimestampFilter {
+                gt: gt.map(Into::into),
+                gte: gte.map(Into::into),
+                lt: lt.map(Into::into),
+                lte: lte.map(Into::into),
+            }
+            .range()
+        };
+        assert_eq!(f(Some("10"), None, Some("20"), None).unwrap(), (11, 19));
+        assert_eq!(f(None, Some("10"), None, Some("10")).unwrap(), (10, 10));
+        assert!(f(None, None, None, None).is_err(), "empty");
+        assert!(f(Some("1"), Some("1"), None, None).is_err(), "gt and gte");
+        assert!(f(None, None, Some("1"), Some("1")).is_err(), "lt and lte");
+        assert!(f(Some("10"), None, Some("11"), None).is_err(), "inverted");
+        assert!(f(Some("-1"), None, None, None).is_err(), "negative");
+    }
+}

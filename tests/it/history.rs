@@ -1,0 +1,263 @@
+//! The event history on a real chain: every stored event agrees with the receipt of the
+//! transaction that emitted it; `Domain.events`, `Resolver.events` and `Account.events` list
+//! exactly the rows they should, page forwards and backwards alike, and their filters narrow
+//! them; a subscription streams events as the indexer applies them.
+
+use std::time::Duration;
+
+use alloy::{
+    primitives::{B256, keccak256},
+    providers::Provider,
+};
+use ensemble::{Service, devnet::scenario::ScenarioOptions};
+use entities::event;
+use futures::StreamExt;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use serde_json::{Value, json};
+
+use crate::support::{self, Backend, TestDb};
+
+async fn gql(schema: &graphql::EnsSchema, query: &str) -> Value {
+    let response = schema.execute(query).await;
+    assert!(response.errors.is_empty(), "{query}: {:?}", response.errors);
+    response.data.into_json().unwrap()
+}
+
+fn error_code(response: &async_graphql::Response) -> Option<String> {
+    response
+        .errors
+        .first()
+        .and_then(|e| e.extensions.as_ref())
+        .and_then(|x| x.get("code"))
+        .map(|c| c.to_string().trim_matches('"').to_owned())
+}
+
+/// The ids of a connection walked with `first: 2` forwards, then with `last: 2` backwards;
+/// both walks must agree.
+async fn walk(schema: &graphql::EnsSchema, wrap: &str, path: &[&str]) -> Vec<String> {
+    let at = |mut v: Value| {
+        for key in path {
+            v = v[*key].clone();
+        }
+        v
+    };
+    let fields = "{ edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }";
+    let (mut forwards, mut after) = (Vec::new(), None::<String>);
+    loop {
+        let cursor = after.as_ref().map(|c| format!(", after: \"{c}\"")).unwrap_or_default();
+        let page =
+            at(gql(schema, &wrap.replace("ARGS", &format!("(first: 2{cursor}) {fields}"))).await);
+        forwards.extend(ids(&page));
+        if page["pageInfo"]["hasNextPage"] != json!(true) {
+            break;
+        }
+        after = page["pageInfo"]["endCursor"].as_str().map(str::to_owned);
+    }
+    let (mut backwards, mut before) = (Vec::new(), None::<String>);
+    loop {
+        let cursor = before.as_ref().map(|c| format!(", before: \"{c}\"")).unwrap_or_default();
+        let page =
+            at(gql(schema, &wrap.replace("ARGS", &format!("(last: 2{cursor}) {fields}"))).await);
+        let mut chunk = ids(&page);
+        chunk.extend(backwards);
+        backwards = chunk;
+        if page["pageInfo"]["hasPreviousPage"] != json!(true) {
+            break;
+        }
+        before = page["pageInfo"]["startCursor"].as_str().map(str::to_owned);
+    }
+    assert_eq!(forwards, backwards, "{wrap}: forwards and backwards differ");
+    forwards
+}
+
+fn ids(page: &Value) -> Vec<String> {
+    page["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["node"]["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn event_id(e: &event::Model) -> String {
+    let base = format!("{}-{}-{}", e.chain_id, e.block_number, e.log_index);
+    if e.seq == 0 { base } else { format!("{base}-{}", e.seq) }
+}
+
+/// Rows in the API's order: (timestamp, chain, block, log, seq).
+fn ordered(mut rows: Vec<event::Model>) -> Vec<String> {
+    rows.sort_by_key(|e| (e.timestamp, e.chain_id, e.block_number, e.log_index, e.seq));
+    rows.iter().map(event_id).collect()
+}
+
+async fn history(backend: Backend, chain_id: u64) {
+    let (anvil, mut driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 4 }).await;
+    let d = scenario.deployment;
+    let db = TestDb::new(backend).await;
+    let service = Service::start(&support::config(&db.url, d.chain_config(chain_id, &anvil.url)))
+        .await
+        .unwrap();
+    support::wait_for_block(&service.db, chain_id, scenario.last_block).await;
+    let schema = graphql::build_schema(service.db.clone());
+    let rows = event::Entity::find().all(&service.db).await.unwrap();
+    assert!(rows.len() > 100, "the scenario emits hundreds of events, got {}", rows.len());
+
+    // Every row is the log at its coordinates, and names the transaction's sender.
+    let provider = driver.provider().clone();
+    let mut receipts = std::collections::HashMap::new();
+    for row in &rows {
+        let hash: B256 = row.tx_hash.parse().unwrap();
+        if let std::collections::hash_map::Entry::Vacant(slot) = receipts.entry(hash) {
+            slot.insert(provider.get_transaction_receipt(hash).await.unwrap().unwrap());
+        }
+        let receipt = &receipts[&hash];
+        assert_eq!(format!("{:#x}", receipt.from), row.tx_from, "sender of {}", event_id(row));
+        let log = receipt
+            .inner
+            .logs()
+            .iter()
+            .find(|l| l.log_index == Some(row.log_index as u64))
+            .unwrap_or_else(|| panic!("no log {} in {hash}", row.log_index));
+        assert_eq!(format!("{:#x}", log.address()), row.address);
+        assert_eq!(receipt.block_number, Some(row.block_number as u64));
+        let topics: Vec<String> = log.topics().iter().map(|t| format!("{t:#x}")).collect();
+        assert_eq!(topics[0], row.selector);
+        assert_eq!(topics[1..].join(","), row.topics);
+        assert_eq!(format!("{}", log.data().data), row.data);
+    }
+
+    // Domain.events: the rows about the domain's node, in order, both directions.
+    let name = "name005.eth";
+    let node = format!("{:#x}", alloy::ens::namehash(name));
+    let want = ordered(rows.iter().filter(|e| e.node.as_deref() == Some(&node)).cloned().collect());
+    assert!(want.len() >= 4, "{name} has registration events: {want:?}");
+    let got = walk(
+        &schema,
+        &format!("{{ domain(by: {{name: \"{name}\"}}) {{ events ARGS }} }}"),
+        &["domain", "events"],
+    )
+    .await;
+    assert_eq!(got, want, "events of {name}");
+
+    // A selector filter keeps only that event; a time range keeps only its rows.
+    let registered = format!("{:#x}", keccak256("NameRegistered(uint256,address,uint256)"));
+    let data = gql(&schema, &format!(
+        "{{ domain(by: {{name: \"{name}\"}}) {{ events(where: {{selector: {{eq: \"{registered}\"}}}}) {{ totalCount edges {{ node {{ topics address timestamp }} }} }} \
+           registration {{ event {{ id topics }} }} }} }}"
+    )).await;
+    let events = &data["domain"]["events"];
+    assert_eq!(events["totalCount"], json!(1), "one NameRegistered for {name}: {data}");
+    assert_eq!(events["edges"][0]["node"]["topics"][0], json!(registered));
+    assert_eq!(events["edges"][0]["node"]["address"], json!(format!("{:#x}", d.base_registrar)));
+    assert_eq!(data["domain"]["registration"]["event"]["topics"][0], json!(registered));
+    let registered_at = events["edges"][0]["node"]["timestamp"].as_str().unwrap().to_owned();
+    let later = gql(&schema, &format!(
+        "{{ domain(by: {{name: \"{name}\"}}) {{ events(where: {{timestamp: {{gt: \"{registered_at}\"}}}}) {{ edges {{ node {{ timestamp }} }} }} }} }}"
+    )).await;
+    let later = later["domain"]["events"]["edges"].as_array().unwrap();
+    let expected_later = rows
+        .iter()
+        .filter(|e| {
+            e.node.as_deref() == Some(&node) && e.timestamp > registered_at.parse::<i64>().unwrap()
+        })
+        .count();
+    assert_eq!(later.len(), expected_later, "events after registration");
+
+    // Resolver.events: the resolver's record events only.
+    let resolver = format!("{:#x}", d.resolver);
+    let want = ordered(
+        rows.iter().filter(|e| e.address == resolver && e.node.is_none()).cloned().collect(),
+    );
+    assert!(want.len() > 10, "the public resolver emitted record events");
+    let got = walk(
+        &schema,
+        &format!("{{ resolver(by: {{contract: {{chainId: {chain_id}, address: \"{resolver}\"}}}}) {{ events ARGS }} }}"),
+        &["resolver", "events"],
+    )
+    .await;
+    assert_eq!(got, want, "events of the public resolver");
+
+    // Account.events: everything the account sent; `from` narrows to it as well.
+    let account = format!("{:#x}", driver.accounts[1]);
+    let want = ordered(rows.iter().filter(|e| e.tx_from == account).cloned().collect());
+    assert!(!want.is_empty());
+    let got = walk(
+        &schema,
+        &format!("{{ account(by: {{address: \"{account}\"}}) {{ events ARGS }} }}"),
+        &["account", "events"],
+    )
+    .await;
+    assert_eq!(got, want, "events sent by account 1");
+    let other = format!("{:#x}", driver.accounts[2]);
+    let none = gql(&schema, &format!(
+        "{{ account(by: {{address: \"{account}\"}}) {{ events(where: {{from: {{eq: \"{other}\"}}}}) {{ totalCount }} }} }}"
+    )).await;
+    assert_eq!(none["account"]["events"]["totalCount"], json!(0));
+
+    // Bad filters and cursors are refused with a code.
+    for (query, code) in [
+        (
+            format!(
+                "{{ account(by: {{address: \"{account}\"}}) {{ events(where: {{timestamp: {{}}}}) {{ totalCount }} }} }}"
+            ),
+            "INVALID_ARGUMENT",
+        ),
+        (
+            format!(
+                "{{ account(by: {{address: \"{account}\"}}) {{ events(where: {{selector: {{eq: \"0x12\"}}}}) {{ totalCount }} }} }}"
+            ),
+            "INVALID_ARGUMENT",
+        ),
+        (
+            format!(
+                "{{ account(by: {{address: \"{account}\"}}) {{ events(after: \"eyJvZiI6InJlbmV3YWxzIiwia2V5IjpbMV19\") {{ totalCount }} }} }}"
+            ),
+            "INVALID_CURSOR",
+        ),
+    ] {
+        let response = schema.execute(query.as_str()).await;
+        assert_eq!(error_code(&response).as_deref(), Some(code), "{query}: {:?}", response.errors);
+    }
+
+    // A subscription to one domain sees its next event as soon as it is indexed.
+    let owner = driver.accounts[1];
+    let mut stream = schema.execute_stream(
+        "subscription { domainEvents(where: {name: \"name010.eth\"}) { event { id transactionHash } domain { canonical { name { interpreted } } } } }",
+    );
+    let mut seen = None;
+    for round in 0..10 {
+        support::activity(&mut driver, &d, owner, "name010", 1, &format!("sub{round}")).await;
+        if let Ok(Some(response)) =
+            tokio::time::timeout(Duration::from_secs(5), stream.next()).await
+        {
+            assert!(response.errors.is_empty(), "{:?}", response.errors);
+            seen = Some(response.data.into_json().unwrap());
+            break;
+        }
+    }
+    let seen = seen.expect("a subscription event within ten rounds of activity");
+    let streamed = &seen["domainEvents"];
+    assert_eq!(streamed["domain"]["canonical"]["name"]["interpreted"], json!("name010.eth"));
+    let id = streamed["event"]["id"].as_str().unwrap();
+    let stored = event::Entity::find()
+        .filter(event::Column::ChainId.eq(chain_id as i64))
+        .order_by_desc(event::Column::BlockNumber)
+        .all(&service.db)
+        .await
+        .unwrap();
+    assert!(stored.iter().any(|e| event_id(e) == id), "streamed event {id} is stored");
+    drop(stream);
+    drop(anvil);
+    service.stop().await;
+}
+
+#[actix_rt::test]
+async fn history_matches_chain_on_sqlite() {
+    history(Backend::Sqlite, 31_470).await;
+}
+
+#[actix_rt::test]
+async fn history_matches_chain_on_postgres() {
+    history(Backend::Postgres, 31_471).await;
+}
