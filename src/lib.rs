@@ -13,12 +13,14 @@
 //! admin      bearer-token admin API: list, restart, pause, resume chains
 //! service    starts the chains and/or the HTTP server (run, serve, index), stops gracefully
 //! devnet/    anvil + the real ENS contracts from npm, scenarios, ground truth via eth_call
+//! bench/     benchmarks: generated namegraphs, query timings, BENCHMARKS.md rows
 //! ```
 //!
 //! The GraphQL schema lives in the `graphql` crate, the tables in `entities`, their schema in
 //! `migrations`.
 
 pub mod admin;
+pub mod bench;
 pub mod chain;
 pub mod config;
 pub mod devnet;

@@ -64,12 +64,70 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Benchmarks (numbers for BENCHMARKS.md; nothing here is a test).
+    Bench {
+        #[command(subcommand)]
+        bench: BenchCommand,
+    },
     /// Apply pending database migrations and exit.
     Migrate {
         /// Config whose database to migrate (env DATABASE_URL wins).
         #[arg(long)]
         config: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Time the common GraphQL queries (p50/p99) on a database of at least `--domains`
+    /// domains; a database holding fewer is first filled with a generated mainnet-shaped
+    /// namegraph.
+    Query {
+        /// Database to query (and fill), e.g. sqlite://bench.sqlite?mode=rwc.
+        #[arg(long)]
+        database_url: String,
+        /// Domains the database must hold.
+        #[arg(long, default_value_t = 1_000_000)]
+        domains: usize,
+        /// Seed of the generated namegraph and of the query variables.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Runs per query (each query also stops after 20 s, after at least 20 runs).
+        #[arg(long, default_value_t = 200)]
+        runs: usize,
+        /// Append the results as rows to this file (e.g. BENCHMARKS.md).
+        #[arg(long)]
+        record: Option<PathBuf>,
+    },
+}
+
+/// Runs a benchmark.
+async fn bench(command: BenchCommand) -> anyhow::Result<()> {
+    use ensemble::bench::{namegraph, query, report};
+    use sea_orm::{EntityTrait, PaginatorTrait};
+    let BenchCommand::Query { database_url, domains, seed, runs, record } = command;
+    let db = ensemble::store::database::connect(&database_url).await?;
+    let held = entities::domain::Entity::find().count(&db).await?;
+    if (held as usize) < domains {
+        tracing::info!(target: "bench", held, domains, seed, "Generating a namegraph");
+        let bar = indicatif::ProgressBar::new(domains as u64);
+        let started = std::time::Instant::now();
+        let made = namegraph::generate(&db, domains, seed, |n| bar.set_position(n as u64)).await?;
+        bar.finish_and_clear();
+        let secs = started.elapsed().as_secs_f64();
+        tracing::info!(target: "bench", domains = made.domains, rows = made.rows, secs, rows_per_sec = made.rows as f64 / secs, "Namegraph written");
+    }
+    let held = entities::domain::Entity::find().count(&db).await?;
+    let timings = query::run(&db, runs, seed).await?;
+    let engine = if database_url.starts_with("postgres") { "postgres" } else { "sqlite" };
+    let command = format!("ensemble bench query --database-url <{engine}> --domains {domains} --seed {seed} --runs {runs}");
+    let date = report::today();
+    let rows = report::query_rows(&date, engine, held, &command, &timings);
+    print!("{}{rows}", report::QUERY_HEADER);
+    if let Some(path) = record {
+        report::append(&path, report::QUERY_HEADER, &rows)?;
+    }
+    Ok(())
 }
 
 fn init_tracing(json: bool) {
@@ -155,6 +213,7 @@ fn main() -> anyhow::Result<()> {
                 print!("{}", ensemble::dump::dump(&db).await?);
                 Ok(())
             }
+            Command::Bench { bench: command } => bench(command).await,
             Command::Migrate { config } => {
                 let config = Config::load(config.as_deref(), env())?;
                 ensemble::store::database::connect(&config.database.url).await?;

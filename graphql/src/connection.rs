@@ -116,10 +116,17 @@ impl DomainFilter {
                 .add(domain::Column::ParentId.is_null())
                 .add(domain::Column::ChainId.eq(*chain_id))
                 .add(domain::Column::Registry.eq(registry.clone())),
-            Self::NameStartsWith(prefix) => Condition::all().add(
-                domain::Column::Name
-                    .like(LikeExpr::new(format!("{}%", escape_like(prefix))).escape('\\')),
-            ),
+            // The byte range [prefix, prefix + U+10FFFF) holds exactly the names that start
+            // with the prefix (names compare bytewise: BINARY on SQLite, "C" on PostgreSQL)
+            // and lets either planner read just that slice of the name index; LIKE alone is
+            // opaque to SQLite's planner. LIKE stays for exactness.
+            Self::NameStartsWith(prefix) => Condition::all()
+                .add(domain::Column::Name.gte(prefix.clone()))
+                .add(domain::Column::Name.lt(format!("{prefix}\u{10FFFF}")))
+                .add(
+                    domain::Column::Name
+                        .like(LikeExpr::new(format!("{}%", escape_like(prefix))).escape('\\')),
+                ),
             Self::NameContains(text) => Condition::all().add(contains(text, backend)),
             Self::And(a, b) => Condition::all().add(a.condition(backend)).add(b.condition(backend)),
             // `id IS NULL` never holds: the primary key is NOT NULL.

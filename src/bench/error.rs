@@ -1,0 +1,30 @@
+//! [`BenchError`]: what stops a benchmark.
+
+use crate::store::StoreError;
+
+/// A benchmark failure.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The database refused a write or a read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A benchmarked query answered with errors: its timing would be meaningless.
+    #[error("query {name} failed: {errors}")]
+    Query {
+        /// Which query.
+        name: String,
+        /// The GraphQL errors.
+        errors: String,
+    },
+    /// The database holds no domains to query.
+    #[error("the database holds no domains; generate some with --domains")]
+    Empty,
+    /// Writing the report.
+    #[error("writing {path}: {source}")]
+    Report {
+        /// The report file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}

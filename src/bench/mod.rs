@@ -1,0 +1,15 @@
+//! Benchmarks, run from the command line (`ensemble bench ...`), never from tests: what they
+//! measure depends on the machine, so they report numbers instead of asserting them.
+//!
+//! - [`namegraph`] generates a mainnet-shaped namegraph of any size straight into the
+//!   database (domains, labels, registrations, resolver records), deterministic for a seed;
+//! - [`query`] times the GraphQL queries users run most against such a database and reports
+//!   p50/p99 per query;
+//! - [`report`] formats results as `BENCHMARKS.md` rows and appends them.
+
+pub mod error;
+pub mod namegraph;
+pub mod query;
+pub mod report;
+
+pub use error::BenchError;
