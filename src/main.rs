@@ -120,7 +120,9 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
     let held = entities::domain::Entity::find().count(&db).await?;
     let timings = query::run(&db, runs, seed).await?;
     let engine = if database_url.starts_with("postgres") { "postgres" } else { "sqlite" };
-    let command = format!("ensemble bench query --database-url <{engine}> --domains {domains} --seed {seed} --runs {runs}");
+    let command = format!(
+        "ensemble bench query --database-url <{engine}> --domains {domains} --seed {seed} --runs {runs}"
+    );
     let date = report::today();
     let rows = report::query_rows(&date, engine, held, &command, &timings);
     print!("{}{rows}", report::QUERY_HEADER);

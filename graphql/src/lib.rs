@@ -12,6 +12,7 @@ pub mod limits;
 pub mod loaders;
 pub mod name;
 pub mod query;
+pub mod scalars;
 pub mod schema;
 pub mod subscription;
 pub mod types;

@@ -8,6 +8,7 @@ use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
     error::{code, coded, internal},
     name::{parse_address, validate_name},
+    scalars::{Address, DomainId, InterpretedName, RegistryId, ResolverId},
     types::{Account, Domain, IndexingStatus, Registry, Resolver},
 };
 
@@ -18,18 +19,18 @@ pub const MAX_NAMES_IN: usize = 100;
 #[derive(Debug, OneofObject)]
 pub enum DomainIdInput {
     /// Domain id.
-    Id(String),
+    Id(DomainId),
     /// Interpreted name.
-    Name(String),
+    Name(InterpretedName),
 }
 
 /// How to find an account.
 #[derive(Debug, OneofObject)]
 pub enum AccountByInput {
     /// Address.
-    Address(String),
+    Address(Address),
     /// Address (the account id).
-    Id(String),
+    Id(Address),
 }
 
 /// How to find a resolver.
@@ -38,16 +39,16 @@ pub enum ResolverIdInput {
     /// The contract.
     Contract(crate::types::AccountIdInput),
     /// `${chainId}-${address}`.
-    Id(String),
+    Id(ResolverId),
 }
 
 /// Name filter of `domains`.
 #[derive(Debug, OneofObject)]
 pub enum DomainsNameFilter {
     /// Exact name.
-    Eq(String),
+    Eq(InterpretedName),
     /// Any of these names (at most 100).
-    In(Vec<String>),
+    In(Vec<InterpretedName>),
     /// Prefix (at least one character).
     #[graphql(name = "starts_with")]
     StartsWith(String),
@@ -61,8 +62,14 @@ pub const MIN_CONTAINS_CHARS: usize = 3;
 impl DomainsNameFilter {
     /// The validated listing filter.
     pub fn into_filter(self) -> Result<DomainFilter, Error> {
+        if let Self::StartsWith(text) | Self::Contains(text) = &self
+            && text.contains('\0')
+        {
+            // No name holds NUL, and PostgreSQL text cannot: refuse it rather than fail.
+            return Err(coded(code::INVALID_ARGUMENT, "a name search cannot contain NUL"));
+        }
         Ok(match self {
-            Self::Eq(name) => {
+            Self::Eq(InterpretedName(name)) => {
                 validate_name(&name)?;
                 DomainFilter::NameEq(name)
             }
@@ -74,9 +81,9 @@ impl DomainsNameFilter {
                     ));
                 }
                 for name in &names {
-                    validate_name(name)?;
+                    validate_name(&name.0)?;
                 }
-                DomainFilter::NameIn(names)
+                DomainFilter::NameIn(names.into_iter().map(|n| n.0).collect())
             }
             Self::StartsWith(prefix) => {
                 if prefix.is_empty() || prefix.len() > crate::name::MAX_NAME_BYTES {
@@ -138,7 +145,7 @@ pub enum RegistryIdInput {
     /// The contract.
     Contract(crate::types::AccountIdInput),
     /// `${chainId}-${address}`, or `${chainId}-${address}-${node}` (virtual registry).
-    Id(String),
+    Id(RegistryId),
 }
 
 /// Splits a `${chainId}-${address}` id, or `${chainId}-${address}-${node}` where `node`
@@ -166,8 +173,8 @@ impl Query {
     async fn domain(&self, ctx: &Context<'_>, by: DomainIdInput) -> Result<Option<Domain>, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
         let query = match by {
-            DomainIdInput::Id(id) => domain::Entity::find_by_id(id),
-            DomainIdInput::Name(name) => {
+            DomainIdInput::Id(DomainId(id)) => domain::Entity::find_by_id(id),
+            DomainIdInput::Name(InterpretedName(name)) => {
                 validate_name(&name)?;
                 domain::Entity::find().filter(domain::Column::Name.eq(name))
             }
@@ -197,7 +204,7 @@ impl Query {
     /// Any account (it need not own anything).
     async fn account(&self, by: AccountByInput) -> Result<Account, Error> {
         let (AccountByInput::Address(a) | AccountByInput::Id(a)) = by;
-        Ok(Account(parse_address(&a)?))
+        Ok(Account(parse_address(&a.0)?))
     }
 
     /// What each chain's indexer is doing.
@@ -229,8 +236,8 @@ impl Query {
     /// A registry: a registry contract, or by id also a domain's virtual registry.
     async fn registry(&self, by: RegistryIdInput) -> Result<Registry, Error> {
         let (chain_id, address, node) = match by {
-            RegistryIdInput::Contract(c) => (c.chain_id, parse_address(&c.address)?, None),
-            RegistryIdInput::Id(id) => split_contract_id(&id, true)?,
+            RegistryIdInput::Contract(c) => (c.chain_id.0, parse_address(&c.address.0)?, None),
+            RegistryIdInput::Id(id) => split_contract_id(&id.0, true)?,
         };
         Ok(Registry { chain_id, address, node })
     }
@@ -238,8 +245,8 @@ impl Query {
     /// A resolver contract.
     async fn resolver(&self, by: ResolverIdInput) -> Result<Resolver, Error> {
         let (chain_id, address, _) = match by {
-            ResolverIdInput::Contract(c) => (c.chain_id, parse_address(&c.address)?, None),
-            ResolverIdInput::Id(id) => split_contract_id(&id, false)?,
+            ResolverIdInput::Contract(c) => (c.chain_id.0, parse_address(&c.address.0)?, None),
+            ResolverIdInput::Id(id) => split_contract_id(&id.0, false)?,
         };
         Ok(Resolver { chain_id, address })
     }

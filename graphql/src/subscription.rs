@@ -26,6 +26,7 @@ use tokio::sync::broadcast;
 use crate::{
     error::{code, coded, internal},
     name::validate_name,
+    scalars::InterpretedName,
     types::{Domain, Event},
 };
 
@@ -154,8 +155,8 @@ async fn poll_once(
 /// Which events to stream.
 #[derive(Debug, Default, InputObject)]
 pub struct DomainEventsWhereInput {
-    /// Only events about this domain (an interpreted name).
-    pub name: Option<String>,
+    /// Only events about this domain.
+    pub name: Option<InterpretedName>,
 }
 
 /// An event about a domain.
@@ -199,7 +200,7 @@ impl Subscription {
     ) -> Result<impl Stream<Item = DomainEvent> + use<>, Error> {
         let feed = ctx.data::<Arc<EventFeed>>()?;
         let node = match filter.and_then(|f| f.name) {
-            Some(name) => {
+            Some(InterpretedName(name)) => {
                 validate_name(&name)?;
                 Some(format!("{:#x}", alloy::ens::namehash(&name)))
             }

@@ -116,7 +116,8 @@ impl Builder {
         if roll < 0.01 {
             label.push_str(UNICODE[self.rng.random_range(0..UNICODE.len())]);
         } else if roll < 0.015 {
-            label = format!("{}{}", PREFIXES[self.rng.random_range(0..PREFIXES.len())], &label[..3]);
+            label =
+                format!("{}{}", PREFIXES[self.rng.random_range(0..PREFIXES.len())], &label[..3]);
         }
         label
     }

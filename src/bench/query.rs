@@ -90,7 +90,7 @@ fn cases(domains: &[domain::Model]) -> Vec<Case> {
     let mut cases = vec![
         Case {
             name: "domain by name".into(),
-            query: "query($n: String!) { domain(by: {name: $n}) { id canonical { name { interpreted } } owner { address } registration { expiry } resolver { assigned { id } } } }".into(),
+            query: "query($n: InterpretedName!) { domain(by: {name: $n}) { id canonical { name { interpreted } } owner { address } registration { expiry } resolver { assigned { id } } } }".into(),
             variables: Box::new(move |rng| json!({ "n": pick(rng, &names) })),
         },
         Case {
@@ -120,12 +120,12 @@ fn cases(domains: &[domain::Model]) -> Vec<Case> {
     });
     cases.push(Case {
         name: "account domains, first 20".into(),
-        query: "query($a: String!) { account(by: {address: $a}) { domains(first: 20) { edges { node { canonical { name { interpreted } } } } } } }".into(),
+        query: "query($a: Address!) { account(by: {address: $a}) { domains(first: 20) { edges { node { canonical { name { interpreted } } } } } } }".into(),
         variables: Box::new(move |rng| json!({ "a": pick(rng, &owners) })),
     });
     cases.push(Case {
         name: "resolver records of a name".into(),
-        query: "query($c: Int!, $r: String!, $n: String!) { resolver(by: {contract: {chainId: $c, address: $r}}) { records_(by: {name: $n}) { addresses { coinType address } texts { key value } contenthash } } }".into(),
+        query: "query($c: ChainId!, $r: Address!, $n: InterpretedName!) { resolver(by: {contract: {chainId: $c, address: $r}}) { records_(by: {name: $n}) { addresses { coinType address } texts { key value } contenthash } } }".into(),
         variables: Box::new(move |rng| {
             let (chain, resolver, name) = pick(rng, &resolved);
             json!({ "c": chain, "r": resolver, "n": name })

@@ -55,7 +55,7 @@ const TOKENS: [&str; 40] = [
 ];
 
 fn random_query(rng: &mut StdRng) -> Value {
-    match rng.random_range(0..9) {
+    match rng.random_range(0..11) {
         // Token soup.
         0 | 1 => {
             let n = rng.random_range(1..60);
@@ -85,11 +85,11 @@ fn random_query(rng: &mut StdRng) -> Value {
                 "a\u{202e}b.eth",
                 "xn--.eth",
             ];
-            json!({ "query": "query($n: String!) { domain(by: {name: $n}) { id } }", "variables": { "n": names.choose(rng).unwrap() } })
+            json!({ "query": "query($n: InterpretedName!) { domain(by: {name: $n}) { id } }", "variables": { "n": names.choose(rng).unwrap() } })
         }
         // Wrong variable types and unknown variables.
         5 => {
-            json!({ "query": "query($n: String!) { domain(by: {name: $n}) { id } }", "variables": { "n": rng.random::<i64>(), "extra": [1, 2, 3] } })
+            json!({ "query": "query($n: InterpretedName!) { domain(by: {name: $n}) { id } }", "variables": { "n": rng.random::<i64>(), "extra": [1, 2, 3] } })
         }
         // Hostile paging.
         6 => {
@@ -97,8 +97,43 @@ fn random_query(rng: &mut StdRng) -> Value {
             let cursor = ["", "%%%", "eyJ9", "WyJhIiwiYiJd", &"A".repeat(5000)];
             json!({ "query": format!("{{ domains(where: {{name: {{starts_with: \"n\"}}}}, first: {}, after: \"{}\") {{ totalCount }} }}", first.choose(rng).unwrap(), cursor.choose(rng).unwrap()) })
         }
+        // Substring search with full-text and LIKE syntax, quotes and odd unicode.
+        7 => {
+            let texts = [
+                "\"\"\"",
+                "a OR b",
+                "NEAR(a b)",
+                "ab*",
+                "%%%",
+                "_\\_",
+                "\u{0}\u{0}\u{0}",
+                "🚀🚀🚀",
+                "x\"y",
+                "^abc",
+                &"ab".repeat(3000),
+            ];
+            json!({ "query": "query($t: String!) { domains(where: {name: {contains: $t}}, first: 5) { totalCount edges { node { id } } } }", "variables": { "t": texts.choose(rng).unwrap() } })
+        }
+        // Event filters with hostile bounds, selectors and cursors.
+        8 => {
+            let bounds = ["-1", "18446744073709551616", "abc", "0", "99999999999"];
+            let query = format!(
+                "{{ account(by: {{address: \"0x0000000000000000000000000000000000000001\"}}) {{ events(where: {{timestamp: {{gte: \"{}\", lt: \"{}\"}}, selector: {{eq: \"{}\"}}}}, after: \"{}\") {{ totalCount edges {{ node {{ id }} }} }} }} }}",
+                bounds.choose(rng).unwrap(),
+                bounds.choose(rng).unwrap(),
+                ["0x", "0x00", &format!("0x{}", "ab".repeat(32))].choose(rng).unwrap(),
+                [
+                    "eyJvZiI6ImV2ZW50cyIsImtleSI6W119",
+                    "%%",
+                    "eyJvZiI6ImV2ZW50cyIsImtleSI6WzEsMiwzLDQsNV19"
+                ]
+                .choose(rng)
+                .unwrap(),
+            );
+            json!({ "query": query })
+        }
         // Not a query at all.
-        7 => json!({ "query": Value::Null, "operationName": rng.random::<u32>() }),
+        9 => json!({ "query": Value::Null, "operationName": rng.random::<u32>() }),
         _ => json!([{ "query": "{ __typename }" }, { "query": "{" }]),
     }
 }

@@ -32,6 +32,11 @@ async fn hostile_queries_get_coded_errors() {
         (r#"{ account(by: {address: "0x1234"}) { id } }"#.to_owned(), Some("INVALID_ARGUMENT")),
         (r#"{ resolver(by: {id: "nonsense"}) { id } }"#.to_owned(), Some("INVALID_ARGUMENT")),
         (r#"{ resolver(by: {contract: {chainId: 1, address: "0x0000000000000000000000000000000000000001"}}) { records_(by: {node: "0x12"}) { id } } }"#.to_owned(), Some("INVALID_ARGUMENT")),
+        (r#"{ domains(where: {name: {contains: "ab"}}) { totalCount } }"#.to_owned(), Some("INVALID_ARGUMENT")),
+        (r#"{ registry(by: {id: "1-0x0000000000000000000000000000000000000001-0x12"}) { id } }"#.to_owned(), Some("INVALID_ARGUMENT")),
+        (r#"{ account(by: {id: "0x0000000000000000000000000000000000000001"}) { events(where: {timestamp: {gt: "5", lt: "4"}}) { totalCount } } }"#.to_owned(), Some("INVALID_ARGUMENT")),
+        (format!(r#"{{ account(by: {{id: "0x0000000000000000000000000000000000000001"}}) {{ events(where: {{from: {{in: [{}]}}}}) {{ totalCount }} }} }}"#, vec!["\"0x0000000000000000000000000000000000000001\""; 101].join(",")), Some("INVALID_ARGUMENT")),
+        ((0..65).map(|i| format!("a{i}: root {{ id }}")).collect::<Vec<_>>().join(" ").replace("a0:", "{ a0:") + " }", Some("TOO_MANY_ALIASES")),
     ];
     for (query, expected) in cases {
         let response = schema.execute(query.as_str()).await;
@@ -46,11 +51,15 @@ async fn hostile_queries_get_coded_errors() {
     );
     assert!(!schema.execute(deep.as_str()).await.errors.is_empty(), "deep query must be refused");
 
-    // Still answering, with LIKE metacharacters taken literally.
-    let ok = schema.execute(r#"{ domains(where: {name: {starts_with: "%_"}}) { totalCount } domain(by: {name: "eth"}) { id } }"#).await;
+    // Still answering, with LIKE and FTS metacharacters taken literally, and 64 aliases are
+    // fine.
+    let ok = schema.execute(r#"{ domains(where: {name: {starts_with: "%_"}}) { totalCount } c: domains(where: {name: {contains: "\"%_*"}}) { totalCount } domain(by: {name: "eth"}) { id } }"#).await;
     assert!(ok.errors.is_empty(), "{:?}", ok.errors);
     assert_eq!(
         ok.data.into_json().unwrap(),
-        json!({ "domains": { "totalCount": 0 }, "domain": null })
+        json!({ "domains": { "totalCount": 0 }, "c": { "totalCount": 0 }, "domain": null })
     );
+    let aliases = (0..64).map(|i| format!("a{i}: root {{ id }}")).collect::<Vec<_>>().join(" ");
+    let ok = schema.execute(format!("{{ {aliases} }}").as_str()).await;
+    assert!(ok.errors.is_empty(), "{:?}", ok.errors);
 }

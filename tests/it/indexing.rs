@@ -22,7 +22,7 @@ async fn gql(schema: &graphql::EnsSchema, query: &str, variables: Value) -> Valu
     response.data.into_json().expect("json")
 }
 
-const DOMAIN: &str = r#"query($name: String!) {
+const DOMAIN: &str = r#"query($name: InterpretedName!) {
   domain(by: {name: $name}) {
     canonical { name { interpreted } }
     owner { address }
@@ -110,7 +110,7 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
     // Path, effective resolver (own, inherited, none), registrations and renewals.
     let name =
         &scenario.names.iter().find(|n| n.labels.len() == 4).expect("a depth-4 name").interpreted();
-    let data = gql(&schema, r#"query($n: String!) { domain(by: {name: $n}) { canonical { path { canonical { name { interpreted } } } } } }"#, json!({ "n": name })).await;
+    let data = gql(&schema, r#"query($n: InterpretedName!) { domain(by: {name: $n}) { canonical { path { canonical { name { interpreted } } } } } }"#, json!({ "n": name })).await;
     let path: Vec<&str> = data["domain"]["canonical"]["path"]
         .as_array()
         .unwrap()
@@ -190,7 +190,7 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
 
     // Names whose ETH address is account 1, and which of them is its primary name.
     let account = hex(driver.accounts[1]);
-    let refs = gql(&schema, r#"query($a: String!) { account(by: {address: $a}) { nameReferences(where: {coinType: 60}, first: 1000) { edges { node { coinType match domain { canonical { name { interpreted } } } } } } } }"#, json!({ "a": account })).await;
+    let refs = gql(&schema, r#"query($a: Address!) { account(by: {address: $a}) { nameReferences(where: {coinType: 60}, first: 1000) { edges { node { coinType match domain { canonical { name { interpreted } } } } } } } }"#, json!({ "a": account })).await;
     let refs: Vec<Value> = refs["account"]["nameReferences"]["edges"]
         .as_array()
         .unwrap()
@@ -212,7 +212,7 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
         assert!(!name.is_empty());
         let data = gql(
             &schema,
-            r#"query($r: String!, $node: String!) { resolver(by: {contract: {chainId: 31337, address: $r}}) { records_(by: {node: $node}) { name } } }"#,
+            r#"query($r: Address!, $node: Node!) { resolver(by: {contract: {chainId: 31337, address: $r}}) { records_(by: {node: $node}) { name } } }"#,
             json!({ "r": hex(resolver), "node": format!("{node:#x}") }),
         )
         .await;

@@ -15,6 +15,7 @@ use crate::{
     error::internal,
     keyset::{KeyPart, Keyset, Page, keyset_connection},
     query::DomainsNameFilter,
+    scalars::{Address, CoinType},
 };
 
 /// An account (lowercase hex address).
@@ -24,13 +25,13 @@ pub struct Account(pub String);
 #[Object]
 impl Account {
     /// The address.
-    async fn id(&self) -> &str {
-        &self.0
+    async fn id(&self) -> Address {
+        Address(self.0.clone())
     }
 
     /// The address.
-    async fn address(&self) -> &str {
-        &self.0
+    async fn address(&self) -> Address {
+        Address(self.0.clone())
     }
 
     /// Domains this account effectively owns (by name unless `order` says otherwise).
@@ -91,7 +92,7 @@ impl Account {
         let db = ctx.data::<DatabaseConnection>()?;
         let mut select = resolver_address::Entity::find()
             .filter(resolver_address::Column::Address.eq(self.0.clone()));
-        if let Some(coin) = filter.and_then(|f| f.coin_type) {
+        if let Some(CoinType(coin)) = filter.and_then(|f| f.coin_type) {
             select = select.filter(resolver_address::Column::CoinType.eq(coin));
         }
         let keyset = Keyset::<resolver_address::Entity> {
@@ -140,7 +141,7 @@ pub struct AccountDomainsWhereInput {
 #[derive(Debug, InputObject)]
 pub struct AccountNameReferencesWhereInput {
     /// Only records of this coin type.
-    pub coin_type: Option<i64>,
+    pub coin_type: Option<CoinType>,
 }
 
 keyset_connection!(

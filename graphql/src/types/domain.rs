@@ -13,6 +13,7 @@ use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
     loaders::{DomainLoader, RegistrationLoader, loader_error},
     query::{SubdomainsWhereInput, with_name},
+    scalars::{DomainId, Hex, InterpretedLabel, InterpretedName, Node},
 };
 
 /// An ENSv1 domain.
@@ -23,16 +24,16 @@ pub struct Domain(pub domain::Model);
 #[derive(Debug, SimpleObject)]
 pub struct Label {
     /// The label if normalized, else `[labelhash]`.
-    pub interpreted: String,
+    pub interpreted: InterpretedLabel,
     /// labelhash.
-    pub hash: String,
+    pub hash: Hex,
 }
 
 /// A canonical name.
 #[derive(Debug, SimpleObject)]
 pub struct CanonicalName {
     /// Every label normalized or `[labelhash]`.
-    pub interpreted: String,
+    pub interpreted: InterpretedName,
 }
 
 /// Where the domain sits in the canonical nametree.
@@ -48,12 +49,12 @@ impl DomainCanonical {
 
     /// The name.
     async fn name(&self) -> CanonicalName {
-        CanonicalName { interpreted: self.0.name.clone() }
+        CanonicalName { interpreted: InterpretedName(self.0.name.clone()) }
     }
 
     /// namehash.
-    async fn node(&self) -> &str {
-        &self.0.node
+    async fn node(&self) -> Node {
+        Node(self.0.node.clone())
     }
 
     /// The domains from the top-level domain down to this one, inclusive.
@@ -108,15 +109,15 @@ impl DomainResolver {
 #[Object]
 impl Domain {
     /// `${chainId}-${registry}-${node}`.
-    async fn id(&self) -> &str {
-        &self.0.id
+    async fn id(&self) -> DomainId {
+        DomainId(self.0.id.clone())
     }
 
     /// The leaf label.
     async fn label(&self) -> Label {
         // Names are rendered from interpreted labels, which never contain a dot.
         let interpreted = self.0.name.split('.').next().unwrap_or_default().to_owned();
-        Label { interpreted, hash: self.0.label_hash.clone() }
+        Label { interpreted: InterpretedLabel(interpreted), hash: Hex(self.0.label_hash.clone()) }
     }
 
     /// Canonical name, depth, node and path. Every indexed ENSv1 domain hangs off its
@@ -126,8 +127,8 @@ impl Domain {
     }
 
     /// namehash.
-    async fn node(&self) -> &str {
-        &self.0.node
+    async fn node(&self) -> Node {
+        Node(self.0.node.clone())
     }
 
     /// Effective owner: the registry owner, overridden by the registrar and NameWrapper

@@ -13,6 +13,7 @@ use crate::{
     error::{code, coded},
     keyset::{KeyPart, Keyset, keyset_connection},
     name::{parse_address, parse_node},
+    scalars::{Address, BigInt, ChainId, Hex},
 };
 
 /// Largest `in` list of an event filter.
@@ -26,35 +27,35 @@ pub struct Event(pub event::Model);
 impl Event {
     /// `${chainId}-${blockNumber}-${logIndex}`, with `-${n}` for the n-th event of a log
     /// that carries several (batch transfers).
-    async fn id(&self) -> String {
+    async fn id(&self) -> async_graphql::ID {
         let e = &self.0;
         let base = format!("{}-{}-{}", e.chain_id, e.block_number, e.log_index);
-        if e.seq == 0 { base } else { format!("{base}-{}", e.seq) }
+        async_graphql::ID(if e.seq == 0 { base } else { format!("{base}-{}", e.seq) })
     }
 
     /// Chain id.
-    async fn chain_id(&self) -> i64 {
-        self.0.chain_id
+    async fn chain_id(&self) -> ChainId {
+        ChainId(self.0.chain_id)
     }
 
-    /// Block number (decimal string).
-    async fn block_number(&self) -> String {
-        self.0.block_number.to_string()
+    /// Block number.
+    async fn block_number(&self) -> BigInt {
+        BigInt(self.0.block_number.to_string())
     }
 
     /// Block hash.
-    async fn block_hash(&self) -> &str {
-        &self.0.block_hash
+    async fn block_hash(&self) -> Hex {
+        Hex(self.0.block_hash.clone())
     }
 
-    /// Block timestamp, seconds (decimal string).
-    async fn timestamp(&self) -> String {
-        self.0.timestamp.to_string()
+    /// Block timestamp, seconds.
+    async fn timestamp(&self) -> BigInt {
+        BigInt(self.0.timestamp.to_string())
     }
 
     /// Transaction hash.
-    async fn transaction_hash(&self) -> &str {
-        &self.0.tx_hash
+    async fn transaction_hash(&self) -> Hex {
+        Hex(self.0.tx_hash.clone())
     }
 
     /// Index of the transaction in the block.
@@ -63,23 +64,23 @@ impl Event {
     }
 
     /// Sender of the transaction.
-    async fn from(&self) -> &str {
-        &self.0.tx_from
+    async fn from(&self) -> Address {
+        Address(self.0.tx_from.clone())
     }
 
     /// Recipient of the transaction; null for a contract creation.
-    async fn to(&self) -> Option<&str> {
-        self.0.tx_to.as_deref()
+    async fn to(&self) -> Option<Address> {
+        self.0.tx_to.clone().map(Address)
     }
 
     /// Who acted: the transaction's sender (no account abstraction is interpreted).
-    async fn sender(&self) -> &str {
-        &self.0.tx_from
+    async fn sender(&self) -> Address {
+        Address(self.0.tx_from.clone())
     }
 
     /// Contract that emitted the log.
-    async fn address(&self) -> &str {
-        &self.0.address
+    async fn address(&self) -> Address {
+        Address(self.0.address.clone())
     }
 
     /// Index of the log in the block.
@@ -88,15 +89,16 @@ impl Event {
     }
 
     /// The log's topics, topic0 (the selector) first.
-    async fn topics(&self) -> Vec<String> {
+    async fn topics(&self) -> Vec<Hex> {
         std::iter::once(self.0.selector.clone())
             .chain(self.0.topics.split(',').filter(|t| !t.is_empty()).map(str::to_owned))
+            .map(Hex)
             .collect()
     }
 
-    /// The log's data, hex.
-    async fn data(&self) -> &str {
-        &self.0.data
+    /// The log's data.
+    async fn data(&self) -> Hex {
+        Hex(self.0.data.clone())
     }
 }
 
@@ -104,31 +106,31 @@ impl Event {
 #[derive(Clone, Debug, OneofObject)]
 pub enum AddressFilter {
     /// This address.
-    Eq(String),
+    Eq(Address),
     /// Any of these addresses (at most 100).
-    In(Vec<String>),
+    In(Vec<Address>),
 }
 
 /// Matches one selector (topic0) or any of a list.
 #[derive(Clone, Debug, OneofObject)]
 pub enum SelectorFilter {
     /// This selector.
-    Eq(String),
+    Eq(Hex),
     /// Any of these selectors (at most 100).
-    In(Vec<String>),
+    In(Vec<Hex>),
 }
 
-/// A time range over block timestamps (seconds, decimal strings); bounds combine.
+/// A time range over block timestamps (seconds); bounds combine.
 #[derive(Clone, Debug, Default, InputObject)]
 pub struct TimestampFilter {
     /// After.
-    pub gt: Option<String>,
+    pub gt: Option<BigInt>,
     /// At or after.
-    pub gte: Option<String>,
+    pub gte: Option<BigInt>,
     /// Before.
-    pub lt: Option<String>,
+    pub lt: Option<BigInt>,
     /// At or before.
-    pub lte: Option<String>,
+    pub lte: Option<BigInt>,
 }
 
 /// Filter of `Domain.events` and `Resolver.events`.
@@ -161,26 +163,30 @@ impl From<AccountEventsWhereInput> for EventsWhereInput {
     }
 }
 
-fn list<T>(items: Vec<String>, parse: impl Fn(&str) -> Result<T, Error>) -> Result<Vec<T>, Error> {
+fn list<S: AsRef<str>, T>(
+    items: Vec<S>,
+    parse: impl Fn(&str) -> Result<T, Error>,
+) -> Result<Vec<T>, Error> {
     if items.len() > MAX_FILTER_ITEMS {
         return Err(coded(
             code::INVALID_ARGUMENT,
             format!("an `in` list holds at most {MAX_FILTER_ITEMS} items"),
         ));
     }
-    items.iter().map(|i| parse(i)).collect()
+    items.iter().map(|i| parse(i.as_ref())).collect()
 }
 
 fn address_condition(filter: AddressFilter) -> Result<Condition, Error> {
     let col = event::Column::TxFrom;
     Ok(match filter {
-        AddressFilter::Eq(a) => Condition::all().add(col.eq(parse_address(&a)?)),
+        AddressFilter::Eq(a) => Condition::all().add(col.eq(parse_address(&a.0)?)),
         AddressFilter::In(list_) => Condition::all().add(col.is_in(list(list_, parse_address)?)),
     })
 }
 
-fn timestamp(text: &str) -> Result<i64, Error> {
-    text.parse::<u64>()
+fn timestamp(text: &BigInt) -> Result<i64, Error> {
+    text.0
+        .parse::<u64>()
         .ok()
         .and_then(|v| i64::try_from(v).ok())
         .ok_or_else(|| coded(code::INVALID_ARGUMENT, "a timestamp is a decimal number of seconds"))
@@ -229,7 +235,7 @@ impl EventsWhereInput {
         if let Some(selector) = self.selector {
             let col = event::Column::Selector;
             all = all.add(match selector {
-                SelectorFilter::Eq(s) => col.eq(parse_node(&s)?),
+                SelectorFilter::Eq(s) => col.eq(parse_node(&s.0)?),
                 SelectorFilter::In(l) => col.is_in(list(l, parse_node)?),
             });
         }
@@ -292,10 +298,10 @@ mod tests {
     fn timestamp_ranges_are_checked() {
         let f = |gt: Option<&str>, gte: Option<&str>, lt: Option<&str>, lte: Option<&str>| {
             TimestampFilter {
-                gt: gt.map(Into::into),
-                gte: gte.map(Into::into),
-                lt: lt.map(Into::into),
-                lte: lte.map(Into::into),
+                gt: gt.map(BigInt::from),
+                gte: gte.map(BigInt::from),
+                lt: lt.map(BigInt::from),
+                lte: lte.map(BigInt::from),
             }
             .range()
         };

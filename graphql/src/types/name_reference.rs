@@ -6,7 +6,7 @@ use entities::{domain, resolver_address, resolver_record};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use super::{Domain, Resolver};
-use crate::error::internal;
+use crate::{error::internal, scalars::CoinType};
 
 /// A record that resolves a name to the account.
 #[derive(Clone, Debug)]
@@ -42,8 +42,8 @@ impl NameReference {
     }
 
     /// Coin type of the record.
-    async fn coin_type(&self) -> i64 {
-        self.address.coin_type
+    async fn coin_type(&self) -> CoinType {
+        CoinType(self.address.coin_type)
     }
 
     /// The resolver holding the record.

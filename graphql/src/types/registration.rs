@@ -13,6 +13,7 @@ use crate::{
     error::internal,
     keyset::{KeyPart, Keyset, keyset_connection},
     loaders::{DomainLoader, loader_error},
+    scalars::{BigInt, Hex, RegistrationId, RenewalId},
 };
 
 /// `kind` of base registrar registrations in the `registrations` table.
@@ -29,15 +30,15 @@ fn now() -> i64 {
 #[allow(clippy::duplicated_attributes)]
 #[derive(Clone, Debug, Interface)]
 #[graphql(
-    field(name = "id", ty = "&str", desc = "`${domainId}-${index}`."),
+    field(name = "id", ty = "RegistrationId", desc = "`${domainId}-${index}`."),
     field(name = "domain", ty = "Option<Domain>", desc = "The registered domain."),
     field(name = "event", ty = "Option<Event>", desc = "The event that opened it."),
-    field(name = "start", ty = "String", desc = "Block timestamp of the registration (decimal)."),
-    field(name = "expiry", ty = "Option<String>", desc = "Expiry (decimal); null: never."),
+    field(name = "start", ty = "BigInt", desc = "Block timestamp of the registration."),
+    field(name = "expiry", ty = "Option<BigInt>", desc = "Expiry; null: never."),
     field(name = "expired", ty = "bool", desc = "Past expiry (plus grace period, if any)."),
     field(name = "registrar", ty = "AccountId", desc = "The registrar contract."),
     field(name = "registrant", ty = "Option<Account>", desc = "Who it was registered to."),
-    field(name = "referrer", ty = "Option<&str>", desc = "Referrer, from the controller."),
+    field(name = "referrer", ty = "Option<Hex>", desc = "Referrer, from the controller."),
     field(
         name = "renewals",
         ty = "RenewalConnection",
@@ -79,8 +80,8 @@ pub struct NameWrapperRegistration(pub registration::Model);
 pub struct WrappedBaseRegistrarRegistration {
     /// NameWrapper fuses.
     pub fuses: i64,
-    /// NameWrapper token id (the node, decimal).
-    pub token_id: String,
+    /// NameWrapper token id (the node).
+    pub token_id: BigInt,
 }
 
 async fn domain_of(ctx: &Context<'_>, row: &registration::Model) -> Result<Option<Domain>, Error> {
@@ -112,8 +113,8 @@ async fn opening_event(
         .map(Event))
 }
 
-fn decimal(hex: &str) -> String {
-    hex.parse::<B256>().map(|b| U256::from_be_bytes(b.0).to_string()).unwrap_or_default()
+fn decimal(hex: &str) -> BigInt {
+    BigInt(hex.parse::<B256>().map(|b| U256::from_be_bytes(b.0).to_string()).unwrap_or_default())
 }
 
 keyset_connection!(
@@ -170,8 +171,8 @@ macro_rules! registration_object {
         #[Object]
         impl $ty {
             /// `${domainId}-${index}`.
-            async fn id(&self) -> &str {
-                &self.0.id
+            async fn id(&self) -> RegistrationId {
+                RegistrationId(self.0.id.clone())
             }
 
             /// The registered domain.
@@ -184,14 +185,14 @@ macro_rules! registration_object {
                 opening_event(ctx, &self.0).await
             }
 
-            /// Block timestamp of the registration (decimal).
-            async fn start(&self) -> String {
-                self.0.start.to_string()
+            /// Block timestamp of the registration.
+            async fn start(&self) -> BigInt {
+                BigInt(self.0.start.to_string())
             }
 
-            /// Expiry (decimal); null: never.
-            async fn expiry(&self) -> Option<String> {
-                self.0.expiry.map(|e| e.to_string())
+            /// Expiry; null: never.
+            async fn expiry(&self) -> Option<BigInt> {
+                self.0.expiry.map(|e| BigInt(e.to_string()))
             }
 
             /// Past expiry (plus grace period, if any).
@@ -201,7 +202,7 @@ macro_rules! registration_object {
 
             /// The registrar contract.
             async fn registrar(&self) -> AccountId {
-                AccountId { chain_id: self.0.registrar_chain_id, address: self.0.registrar.clone() }
+                AccountId::new(self.0.registrar_chain_id, &self.0.registrar)
             }
 
             /// Who it was registered to.
@@ -210,8 +211,8 @@ macro_rules! registration_object {
             }
 
             /// Referrer, from the controller.
-            async fn referrer(&self) -> Option<&str> {
-                self.0.referrer.as_deref()
+            async fn referrer(&self) -> Option<Hex> {
+                self.0.referrer.clone().map(Hex)
             }
 
             /// Renewals, oldest first.
@@ -233,14 +234,14 @@ macro_rules! registration_object {
 }
 
 registration_object!(BaseRegistrarRegistration {
-    /// Base cost in wei (decimal), from the controller.
-    async fn base_cost(&self) -> Option<&str> {
-        self.0.base_cost.as_deref()
+    /// Base cost in wei, from the controller.
+    async fn base_cost(&self) -> Option<BigInt> {
+        self.0.base_cost.clone().map(BigInt)
     }
 
-    /// Premium in wei (decimal), from the controller.
-    async fn premium(&self) -> Option<&str> {
-        self.0.premium.as_deref()
+    /// Premium in wei, from the controller.
+    async fn premium(&self) -> Option<BigInt> {
+        self.0.premium.clone().map(BigInt)
     }
 
     /// Past expiry but within the 90-day grace period.
@@ -249,8 +250,8 @@ registration_object!(BaseRegistrarRegistration {
         self.0.expiry.is_some_and(|e| e < now && now <= e.saturating_add(self.0.grace_period))
     }
 
-    /// The ERC-721 token id (the labelhash, decimal).
-    async fn token_id(&self, ctx: &Context<'_>) -> Result<Option<String>, Error> {
+    /// The ERC-721 token id (the labelhash).
+    async fn token_id(&self, ctx: &Context<'_>) -> Result<Option<BigInt>, Error> {
         Ok(domain_of(ctx, &self.0).await?.map(|Domain(d): Domain| decimal(&d.label_hash)))
     }
 
@@ -270,8 +271,8 @@ registration_object!(NameWrapperRegistration {
         self.0.fuses.unwrap_or_default()
     }
 
-    /// The ERC-1155 token id (the node, decimal).
-    async fn token_id(&self) -> String {
+    /// The ERC-1155 token id (the node).
+    async fn token_id(&self) -> BigInt {
         decimal(self.0.domain_id.rsplit('-').next().unwrap_or_default())
     }
 });
@@ -283,37 +284,37 @@ pub struct Renewal(pub renewal::Model);
 #[Object]
 impl Renewal {
     /// `${registrationId}-${index}`.
-    async fn id(&self) -> &str {
-        &self.0.id
+    async fn id(&self) -> RenewalId {
+        RenewalId(self.0.id.clone())
     }
 
-    /// Seconds added (decimal).
-    async fn duration(&self) -> String {
-        self.0.duration.to_string()
+    /// Seconds added.
+    async fn duration(&self) -> BigInt {
+        BigInt(self.0.duration.to_string())
     }
 
-    /// Expiry after the renewal (decimal).
-    async fn expiry(&self) -> String {
-        self.0.expiry.to_string()
+    /// Expiry after the renewal.
+    async fn expiry(&self) -> BigInt {
+        BigInt(self.0.expiry.to_string())
     }
 
-    /// Cost in wei (decimal), from the controller.
-    async fn base(&self) -> Option<&str> {
-        self.0.base_cost.as_deref()
+    /// Cost in wei, from the controller.
+    async fn base(&self) -> Option<BigInt> {
+        self.0.base_cost.clone().map(BigInt)
     }
 
-    /// Premium in wei (decimal).
-    async fn premium(&self) -> Option<&str> {
-        self.0.premium.as_deref()
+    /// Premium in wei.
+    async fn premium(&self) -> Option<BigInt> {
+        self.0.premium.clone().map(BigInt)
     }
 
     /// Referrer.
-    async fn referrer(&self) -> Option<&str> {
-        self.0.referrer.as_deref()
+    async fn referrer(&self) -> Option<Hex> {
+        self.0.referrer.clone().map(Hex)
     }
 
-    /// Block timestamp of the renewal (decimal).
-    async fn timestamp(&self) -> String {
-        self.0.timestamp.to_string()
+    /// Block timestamp of the renewal.
+    async fn timestamp(&self) -> BigInt {
+        BigInt(self.0.timestamp.to_string())
     }
 }

@@ -10,6 +10,7 @@ use super::AccountId;
 use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
     query::{RegistryDomainsWhereInput, with_name},
+    scalars::{Node, RegistryId},
 };
 
 /// An ENSv1 registry, concrete or virtual.
@@ -37,18 +38,18 @@ impl Registry {
 impl Registry {
     /// `${chainId}-${address}`, or `${chainId}-${address}-${node}` for a virtual registry.
     #[graphql(name = "id")]
-    async fn gql_id(&self) -> String {
-        self.id()
+    async fn gql_id(&self) -> RegistryId {
+        RegistryId(self.id())
     }
 
     /// The registry contract (a virtual registry reports the concrete one).
     async fn contract(&self) -> AccountId {
-        AccountId { chain_id: self.chain_id, address: self.address.clone() }
+        AccountId::new(self.chain_id, &self.address)
     }
 
     /// For a virtual registry, the node of the domain whose subdomains it holds.
-    async fn node(&self) -> Option<&str> {
-        self.node.as_deref()
+    async fn node(&self) -> Option<Node> {
+        self.node.clone().map(Node)
     }
 
     /// Whether the registry is part of the canonical nametree (every ENSv1 registry is).

@@ -10,6 +10,9 @@ use crate::{
     error::internal,
     keyset::{KeyPart, Keyset, keyset_connection},
     name,
+    scalars::{
+        Address, ChainId, CoinType, Hex, InterpretedName, Node, ResolverId, ResolverRecordsId,
+    },
 };
 
 keyset_connection!(
@@ -23,27 +26,34 @@ keyset_connection!(
 #[derive(Clone, Debug, SimpleObject)]
 pub struct AccountId {
     /// Chain id.
-    pub chain_id: i64,
+    pub chain_id: ChainId,
     /// Address.
-    pub address: String,
+    pub address: Address,
+}
+
+impl AccountId {
+    /// The contract at `address` on `chain_id`.
+    pub fn new(chain_id: i64, address: &str) -> Self {
+        Self { chain_id: ChainId(chain_id), address: Address(address.to_owned()) }
+    }
 }
 
 /// A contract on a chain, as input.
 #[derive(Clone, Debug, InputObject)]
 pub struct AccountIdInput {
     /// Chain id.
-    pub chain_id: i64,
+    pub chain_id: ChainId,
     /// Address.
-    pub address: String,
+    pub address: Address,
 }
 
 /// Which records: by name or by node.
 #[derive(Debug, OneofObject)]
 pub enum NameOrNodeInput {
     /// An interpreted name.
-    Name(String),
+    Name(InterpretedName),
     /// A namehash.
-    Node(String),
+    Node(Node),
 }
 
 /// A resolver contract.
@@ -58,13 +68,13 @@ pub struct Resolver {
 #[Object]
 impl Resolver {
     /// `${chainId}-${address}`.
-    async fn id(&self) -> String {
-        format!("{}-{}", self.chain_id, self.address)
+    async fn id(&self) -> ResolverId {
+        ResolverId(format!("{}-{}", self.chain_id, self.address))
     }
 
     /// The contract.
     async fn contract(&self) -> AccountId {
-        AccountId { chain_id: self.chain_id, address: self.address.clone() }
+        AccountId::new(self.chain_id, &self.address)
     }
 
     /// Every record set this resolver holds, one per node, by id.
@@ -121,8 +131,8 @@ impl Resolver {
         by: NameOrNodeInput,
     ) -> Result<Option<ResolverRecords>, Error> {
         let node = match by {
-            NameOrNodeInput::Node(node) => name::parse_node(&node)?,
-            NameOrNodeInput::Name(text) => {
+            NameOrNodeInput::Node(node) => name::parse_node(&node.0)?,
+            NameOrNodeInput::Name(InterpretedName(text)) => {
                 name::validate_name(&text)?;
                 let db = ctx.data::<DatabaseConnection>()?;
                 match entities::domain::Entity::find()
@@ -151,9 +161,9 @@ impl Resolver {
 #[derive(Debug, SimpleObject)]
 pub struct AddressRecord {
     /// Coin type.
-    pub coin_type: i64,
+    pub coin_type: CoinType,
     /// Address bytes, hex.
-    pub address: String,
+    pub address: Hex,
 }
 
 /// A text record.
@@ -172,13 +182,13 @@ pub struct ResolverRecords(pub resolver_record::Model);
 #[Object]
 impl ResolverRecords {
     /// `${chainId}-${resolver}-${node}`.
-    async fn id(&self) -> &str {
-        &self.0.id
+    async fn id(&self) -> ResolverRecordsId {
+        ResolverRecordsId(self.0.id.clone())
     }
 
     /// The node.
-    async fn node(&self) -> &str {
-        &self.0.node
+    async fn node(&self) -> Node {
+        Node(self.0.node.clone())
     }
 
     /// The `name` record (reverse records).
@@ -187,8 +197,8 @@ impl ResolverRecords {
     }
 
     /// Raw contenthash, hex.
-    async fn contenthash(&self) -> Option<&str> {
-        self.0.contenthash.as_deref()
+    async fn contenthash(&self) -> Option<Hex> {
+        self.0.contenthash.clone().map(Hex)
     }
 
     /// Text keys that have records.
@@ -197,8 +207,8 @@ impl ResolverRecords {
     }
 
     /// Coin types that have address records.
-    async fn coin_types(&self, ctx: &Context<'_>) -> Result<Vec<i64>, Error> {
-        Ok(self.address_rows(ctx).await?.into_iter().map(|a| a.coin_type).collect())
+    async fn coin_types(&self, ctx: &Context<'_>) -> Result<Vec<CoinType>, Error> {
+        Ok(self.address_rows(ctx).await?.into_iter().map(|a| CoinType(a.coin_type)).collect())
     }
 
     /// Address records, optionally only these coin types. Empty values (cleared records)
@@ -206,15 +216,15 @@ impl ResolverRecords {
     async fn addresses(
         &self,
         ctx: &Context<'_>,
-        coin_types: Option<Vec<i64>>,
+        coin_types: Option<Vec<CoinType>>,
     ) -> Result<Vec<AddressRecord>, Error> {
         Ok(self
             .address_rows(ctx)
             .await?
             .into_iter()
             .filter(|a| a.address != "0x")
-            .filter(|a| coin_types.as_ref().is_none_or(|c| c.contains(&a.coin_type)))
-            .map(|a| AddressRecord { coin_type: a.coin_type, address: a.address })
+            .filter(|a| coin_types.as_ref().is_none_or(|c| c.contains(&CoinType(a.coin_type))))
+            .map(|a| AddressRecord { coin_type: CoinType(a.coin_type), address: Hex(a.address) })
             .collect())
     }
 
