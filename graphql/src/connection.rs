@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     error::{code, coded, internal},
-    types::Domain,
+    types::DomainInterface,
 };
 
 /// Page size when neither `first` nor `last` is given.
@@ -305,7 +305,7 @@ pub struct DomainEdge {
     /// Opaque cursor of this edge.
     pub cursor: String,
     /// The domain.
-    pub node: Domain,
+    pub node: DomainInterface,
 }
 
 /// Relay page info.
@@ -376,7 +376,7 @@ impl DomainConnection {
             .iter()
             .map(|row| DomainEdge {
                 cursor: encode_cursor(self.order, row),
-                node: Domain(row.clone()),
+                node: DomainInterface::from(row.clone()),
             })
             .collect()
     }

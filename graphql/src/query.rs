@@ -9,7 +9,7 @@ use crate::{
     error::{code, coded, internal},
     name::{parse_address, validate_name},
     scalars::{Address, DomainId, InterpretedName, RegistryId, ResolverId},
-    types::{Account, Domain, IndexingStatus, Registry, Resolver},
+    types::{Account, DomainInterface, IndexingStatus, Registry, Resolver},
 };
 
 /// Most names accepted by `domains(where: {name: {in: [...]}})`.
@@ -170,7 +170,11 @@ pub struct Query;
 #[Object]
 impl Query {
     /// One domain by id or name.
-    async fn domain(&self, ctx: &Context<'_>, by: DomainIdInput) -> Result<Option<Domain>, Error> {
+    async fn domain(
+        &self,
+        ctx: &Context<'_>,
+        by: DomainIdInput,
+    ) -> Result<Option<DomainInterface>, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
         let query = match by {
             DomainIdInput::Id(DomainId(id)) => domain::Entity::find_by_id(id),
@@ -179,7 +183,7 @@ impl Query {
                 domain::Entity::find().filter(domain::Column::Name.eq(name))
             }
         };
-        Ok(query.one(db).await.map_err(internal)?.map(Domain))
+        Ok(query.one(db).await.map_err(internal)?.map(DomainInterface::from))
     }
 
     /// Canonical domains by name. Ordered by `order`; by default by name, or by depth for a

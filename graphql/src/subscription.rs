@@ -27,7 +27,7 @@ use crate::{
     error::{code, coded, internal},
     name::validate_name,
     scalars::InterpretedName,
-    types::{Domain, Event},
+    types::{DomainInterface, Event},
 };
 
 /// How often the feed looks for new events.
@@ -172,7 +172,7 @@ impl DomainEvent {
 
     /// The domain it is about; null when the event names a node no domain was indexed for
     /// (a skipped event, or an old-registry node).
-    async fn domain(&self, ctx: &Context<'_>) -> Result<Option<Domain>, Error> {
+    async fn domain(&self, ctx: &Context<'_>) -> Result<Option<DomainInterface>, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
         let Some(node) = &self.0.node else { return Ok(None) };
         Ok(domain::Entity::find()
@@ -181,7 +181,7 @@ impl DomainEvent {
             .one(db)
             .await
             .map_err(internal)?
-            .map(Domain))
+            .map(DomainInterface::from))
     }
 }
 

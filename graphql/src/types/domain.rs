@@ -1,6 +1,6 @@
 //! `Domain` (ENSv1 domain) and its small companion types.
 
-use async_graphql::{Context, Error, Object, SimpleObject, dataloader::DataLoader};
+use async_graphql::{Context, Error, Interface, Object, SimpleObject, dataloader::DataLoader};
 use entities::{domain, event};
 use sea_orm::{ColumnTrait, Condition, DatabaseConnection};
 
@@ -16,9 +16,69 @@ use crate::{
     scalars::{DomainId, Hex, InterpretedLabel, InterpretedName, Node},
 };
 
-/// An ENSv1 domain.
+/// An ENSv1 domain (GraphQL type `ENSv1Domain`).
 #[derive(Clone, Debug)]
 pub struct Domain(pub domain::Model);
+
+/// The `Domain` interface of the Omnigraph; Ensemble indexes ENSv1 domains, so it has one
+/// implementation. Fields that return domains return the interface, as the Omnigraph does,
+/// so clients' `... on ENSv1Domain` fragments work.
+// The lint reads two arguments of one type as a repeated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[derive(Clone, Debug, Interface)]
+#[graphql(
+    name = "Domain",
+    field(name = "id", ty = "DomainId", desc = "`${chainId}-${registry}-${node}`."),
+    field(name = "label", ty = "Label", desc = "The leaf label."),
+    field(name = "canonical", ty = "Option<DomainCanonical>", desc = "Place in the canonical nametree."),
+    field(name = "owner", ty = "Option<Account>", desc = "Effective owner."),
+    field(name = "parent", ty = "Option<DomainInterface>", desc = "The parent domain."),
+    field(name = "registry", ty = "Registry", desc = "The registry that holds the domain."),
+    field(name = "subregistry", ty = "Option<Registry>", desc = "The registry of its subdomains."),
+    field(name = "registration", ty = "Option<Registration>", desc = "The latest registration."),
+    field(
+        name = "registrations",
+        ty = "RegistrationConnection",
+        desc = "Every registration, oldest first.",
+        arg(name = "first", ty = "Option<i32>"),
+        arg(name = "after", ty = "Option<String>"),
+        arg(name = "last", ty = "Option<i32>"),
+        arg(name = "before", ty = "Option<String>")
+    ),
+    field(
+        name = "subdomains",
+        ty = "DomainConnection",
+        desc = "Direct subdomains.",
+        arg(name = "where", ty = "Option<SubdomainsWhereInput>"),
+        arg(name = "order", ty = "Option<DomainsOrderInput>"),
+        arg(name = "first", ty = "Option<i32>"),
+        arg(name = "after", ty = "Option<String>"),
+        arg(name = "last", ty = "Option<i32>"),
+        arg(name = "before", ty = "Option<String>")
+    ),
+    field(
+        name = "events",
+        ty = "EventConnection",
+        desc = "Events about the domain, oldest first.",
+        arg(name = "where", ty = "Option<EventsWhereInput>"),
+        arg(name = "first", ty = "Option<i32>"),
+        arg(name = "after", ty = "Option<String>"),
+        arg(name = "last", ty = "Option<i32>"),
+        arg(name = "before", ty = "Option<String>")
+    ),
+    field(name = "resolver", ty = "DomainResolver", desc = "Assigned and effective resolver.")
+)]
+pub enum DomainInterface {
+    /// An ENSv1 domain.
+    #[graphql(name = "ENSv1Domain")]
+    Ensv1(Domain),
+}
+
+impl From<domain::Model> for DomainInterface {
+    fn from(row: domain::Model) -> Self {
+        Self::Ensv1(Domain(row))
+    }
+}
 
 /// A label.
 #[derive(Debug, SimpleObject)]
@@ -58,10 +118,10 @@ impl DomainCanonical {
     }
 
     /// The domains from the top-level domain down to this one, inclusive.
-    async fn path(&self, ctx: &Context<'_>) -> Result<Vec<Domain>, Error> {
+    async fn path(&self, ctx: &Context<'_>) -> Result<Vec<DomainInterface>, Error> {
         let mut path = ancestors(ctx, &self.0).await?;
         path.reverse();
-        Ok(path.into_iter().map(Domain).collect())
+        Ok(path.into_iter().map(DomainInterface::from).collect())
     }
 }
 
@@ -106,7 +166,7 @@ impl DomainResolver {
     }
 }
 
-#[Object]
+#[Object(name = "ENSv1Domain")]
 impl Domain {
     /// `${chainId}-${registry}-${node}`.
     async fn id(&self) -> DomainId {
@@ -143,12 +203,12 @@ impl Domain {
     }
 
     /// The parent domain (none for top-level domains).
-    async fn parent(&self, ctx: &Context<'_>) -> Result<Option<Domain>, Error> {
+    async fn parent(&self, ctx: &Context<'_>) -> Result<Option<DomainInterface>, Error> {
         let Some(parent) = &self.0.parent_id else {
             return Ok(None);
         };
         let loader = ctx.data::<DataLoader<DomainLoader>>()?;
-        Ok(loader.load_one(parent.clone()).await.map_err(loader_error)?.map(Domain))
+        Ok(loader.load_one(parent.clone()).await.map_err(loader_error)?.map(DomainInterface::from))
     }
 
     /// The latest registration.
@@ -168,12 +228,12 @@ impl Domain {
     }
 
     /// The registry of this domain's subdomains (its virtual registry).
-    async fn subregistry(&self) -> Registry {
-        Registry {
+    async fn subregistry(&self) -> Option<Registry> {
+        Some(Registry {
             chain_id: self.0.chain_id,
             address: self.0.registry.clone(),
             node: Some(self.0.node.clone()),
-        }
+        })
     }
 
     /// Registry, registrar and NameWrapper events about this domain, oldest first.

@@ -5,7 +5,7 @@ use async_graphql::{Context, Error, Object};
 use entities::{domain, resolver_address, resolver_record};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
-use super::{Domain, Resolver};
+use super::{DomainInterface, Resolver};
 use crate::{error::internal, scalars::CoinType};
 
 /// A record that resolves a name to the account.
@@ -36,9 +36,9 @@ impl NameReference {
 impl NameReference {
     /// The domain whose resolver holds the record; null when no indexed domain uses that
     /// resolver for the node (any resolver can hold records for any node).
-    async fn domain(&self, ctx: &Context<'_>) -> Result<Option<Domain>, Error> {
+    async fn domain(&self, ctx: &Context<'_>) -> Result<Option<DomainInterface>, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        Ok(self.domain_model(db).await?.map(Domain))
+        Ok(self.domain_model(db).await?.map(DomainInterface::from))
     }
 
     /// Coin type of the record.

@@ -4,10 +4,10 @@
 
 use alloy::primitives::{B256, U256, keccak256};
 use async_graphql::{Context, Error, Interface, Object, SimpleObject, dataloader::DataLoader};
-use entities::{event, registration, renewal};
+use entities::{domain, event, registration, renewal};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
-use super::{Account, AccountId, Domain, Event};
+use super::{Account, AccountId, DomainInterface, Event};
 use crate::{
     connection::Paging,
     error::internal,
@@ -31,7 +31,7 @@ fn now() -> i64 {
 #[derive(Clone, Debug, Interface)]
 #[graphql(
     field(name = "id", ty = "RegistrationId", desc = "`${domainId}-${index}`."),
-    field(name = "domain", ty = "Option<Domain>", desc = "The registered domain."),
+    field(name = "domain", ty = "Option<DomainInterface>", desc = "The registered domain."),
     field(name = "event", ty = "Option<Event>", desc = "The event that opened it."),
     field(name = "start", ty = "BigInt", desc = "Block timestamp of the registration."),
     field(name = "expiry", ty = "Option<BigInt>", desc = "Expiry; null: never."),
@@ -84,9 +84,12 @@ pub struct WrappedBaseRegistrarRegistration {
     pub token_id: BigInt,
 }
 
-async fn domain_of(ctx: &Context<'_>, row: &registration::Model) -> Result<Option<Domain>, Error> {
+async fn domain_of(
+    ctx: &Context<'_>,
+    row: &registration::Model,
+) -> Result<Option<domain::Model>, Error> {
     let loader = ctx.data::<DataLoader<DomainLoader>>()?;
-    Ok(loader.load_one(row.domain_id.clone()).await.map_err(loader_error)?.map(Domain))
+    loader.load_one(row.domain_id.clone()).await.map_err(loader_error)
 }
 
 /// The registrar or NameWrapper event in the registration's block that opened it.
@@ -94,7 +97,7 @@ async fn opening_event(
     ctx: &Context<'_>,
     row: &registration::Model,
 ) -> Result<Option<Event>, Error> {
-    let Some(Domain(domain)) = domain_of(ctx, row).await? else { return Ok(None) };
+    let Some(domain) = domain_of(ctx, row).await? else { return Ok(None) };
     let db = ctx.data::<DatabaseConnection>()?;
     let selectors = [
         keccak256("NameRegistered(uint256,address,uint256)"),
@@ -176,8 +179,8 @@ macro_rules! registration_object {
             }
 
             /// The registered domain.
-            async fn domain(&self, ctx: &Context<'_>) -> Result<Option<Domain>, Error> {
-                domain_of(ctx, &self.0).await
+            async fn domain(&self, ctx: &Context<'_>) -> Result<Option<DomainInterface>, Error> {
+                Ok(domain_of(ctx, &self.0).await?.map(DomainInterface::from))
             }
 
             /// The event that opened it.
@@ -252,7 +255,7 @@ registration_object!(BaseRegistrarRegistration {
 
     /// The ERC-721 token id (the labelhash).
     async fn token_id(&self, ctx: &Context<'_>) -> Result<Option<BigInt>, Error> {
-        Ok(domain_of(ctx, &self.0).await?.map(|Domain(d): Domain| decimal(&d.label_hash)))
+        Ok(domain_of(ctx, &self.0).await?.map(|d| decimal(&d.label_hash)))
     }
 
     /// The NameWrapper token while the name is wrapped.
