@@ -88,12 +88,17 @@ pub enum DomainFilter {
     NameIn(Vec<String>),
     /// Names starting with this prefix.
     NameStartsWith(String),
+    /// Names starting with this prefix, found by walking the ordering's index and testing
+    /// each name (see [`DomainConnection::load`]); the same rows as `NameStartsWith`.
+    NameStartsWithScan(String),
     /// Names containing this text (at least three characters).
     NameContains(String),
     /// Both filters.
     And(Box<DomainFilter>, Box<DomainFilter>),
     /// Nothing at all.
     Nothing,
+    /// The one domain with this id.
+    Id(String),
     /// Top-level domains of one registry.
     TopLevel {
         /// Chain of the registry.
@@ -127,10 +132,15 @@ impl DomainFilter {
                     domain::Column::Name
                         .like(LikeExpr::new(format!("{}%", escape_like(prefix))).escape('\\')),
                 ),
+            Self::NameStartsWithScan(prefix) => Condition::all().add(
+                domain::Column::Name
+                    .like(LikeExpr::new(format!("{}%", escape_like(prefix))).escape('\\')),
+            ),
             Self::NameContains(text) => Condition::all().add(contains(text, backend)),
             Self::And(a, b) => Condition::all().add(a.condition(backend)).add(b.condition(backend)),
             // `id IS NULL` never holds: the primary key is NOT NULL.
             Self::Nothing => Condition::all().add(domain::Column::Id.is_null()),
+            Self::Id(id) => Condition::all().add(domain::Column::Id.eq(id.clone())),
         }
     }
 
@@ -138,7 +148,7 @@ impl DomainFilter {
     /// `vitalik.eth` comes before `vitalik.ethereum.foundation`), else by name.
     pub fn default_order(&self) -> DomainsOrderInput {
         let by = match self {
-            Self::NameStartsWith(_) => DomainsOrderBy::Depth,
+            Self::NameStartsWith(_) | Self::NameStartsWithScan(_) => DomainsOrderBy::Depth,
             Self::And(a, b) => return a.default_order().max_by_depth(b.default_order()),
             _ => DomainsOrderBy::Name,
         };
@@ -268,6 +278,39 @@ fn after(by: DomainsOrderBy, dir: OrderDirection, cursor: Cursor) -> Condition {
     Condition::any().add(beyond).add(Condition::all().add(tie).add(id_beyond))
 }
 
+/// Name-slice rows above which a prefix counts as common: sorting this many rows costs about
+/// what walking an order index to find a page of a rarer prefix would.
+pub const COMMON_PREFIX_ROWS: u64 = 2000;
+
+/// Query planning knobs, carried in the schema's data.
+#[derive(Clone, Copy, Debug)]
+pub struct Tuning {
+    /// See [`COMMON_PREFIX_ROWS`].
+    pub common_prefix_rows: u64,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Self { common_prefix_rows: COMMON_PREFIX_ROWS }
+    }
+}
+
+/// Whether more than `limit` names start with `prefix` (an index-only read of at most that
+/// many entries).
+async fn common_prefix(db: &DatabaseConnection, prefix: &str, limit: u64) -> Result<bool, Error> {
+    let slice = domain::Entity::find()
+        .select_only()
+        .column(domain::Column::Name)
+        .filter(domain::Column::Name.gte(prefix.to_owned()))
+        .filter(domain::Column::Name.lt(format!("{prefix}\u{10FFFF}")))
+        .limit(limit + 1)
+        .into_tuple::<String>()
+        .all(db)
+        .await
+        .map_err(internal)?;
+    Ok(slice.len() as u64 > limit)
+}
+
 /// Complexity of a connection field: its selection counts once per row it may return, so a
 /// query cannot multiply large pages by fanning out aliases.
 pub fn page_complexity(first: Option<i32>, last: Option<i32>, child_complexity: usize) -> usize {
@@ -324,11 +367,13 @@ pub struct PageInfo {
 impl DomainConnection {
     /// Loads one page of the domains matching `filter`, in `order` (or the filter's default).
     pub async fn load(
-        db: &DatabaseConnection,
+        ctx: &Context<'_>,
         filter: DomainFilter,
         order: Option<DomainsOrderInput>,
         paging: Paging,
     ) -> Result<Self, Error> {
+        let db = ctx.data::<DatabaseConnection>()?;
+        let tuning = ctx.data::<Tuning>().copied().unwrap_or_default();
         let order = order.unwrap_or_else(|| filter.default_order());
         let (first, last) = (page_size(paging.first, "first")?, page_size(paging.last, "last")?);
         if first.is_some() && last.is_some() {
@@ -345,7 +390,22 @@ impl DomainConnection {
             _ => OrderDirection::Desc,
         };
         let sql_order = if walk == OrderDirection::Asc { Order::Asc } else { Order::Desc };
-        let mut query = domain::Entity::find().filter(filter.condition(db.get_database_backend()));
+        let backend = db.get_database_backend();
+        // A prefix search in another order than by name has two plans: read the prefix's
+        // slice of the name index and sort it (fast for a rare prefix like "vitalik"), or walk
+        // the order's index and test each name (fast for a common prefix like "a": matches
+        // come every few rows). Neither planner can tell which without statistics SQLite does
+        // not keep, so a capped count of the slice decides.
+        let page_filter = match &filter {
+            DomainFilter::NameStartsWith(prefix)
+                if order.by != DomainsOrderBy::Name
+                    && common_prefix(db, prefix, tuning.common_prefix_rows).await? =>
+            {
+                DomainFilter::NameStartsWithScan(prefix.clone())
+            }
+            other => other.clone(),
+        };
+        let mut query = domain::Entity::find().filter(page_filter.condition(backend));
         let cursor = if backward { &paging.before } else { &paging.after };
         if let Some(text) = cursor {
             query = query.filter(after(order.by, walk, decode_cursor(text, order)?));

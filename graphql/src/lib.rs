@@ -17,4 +17,4 @@ pub mod schema;
 pub mod subscription;
 pub mod types;
 
-pub use schema::{EnsSchema, build_schema, sdl};
+pub use schema::{EnsSchema, build_schema, build_schema_with, sdl};

@@ -1,6 +1,6 @@
 //! The query root: `domain`, `domains`, `account`, `resolver`.
 
-use async_graphql::{Context, Error, InputObject, Object, OneofObject};
+use async_graphql::{Context, Enum, Error, InputObject, Object, OneofObject};
 use entities::domain;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
@@ -112,6 +112,28 @@ impl DomainsNameFilter {
 pub struct DomainsWhereInput {
     /// By canonical name.
     pub name: DomainsNameFilter,
+    /// Only domains of this protocol version.
+    pub version: Option<EnsProtocolVersion>,
+}
+
+/// ENS protocol versions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
+#[graphql(name = "ENSProtocolVersion", rename_items = "PascalCase")]
+pub enum EnsProtocolVersion {
+    /// The ENSv1 registry and registrars (every domain Ensemble indexes).
+    #[graphql(name = "ENSv1")]
+    EnsV1,
+    /// ENSv2 registries (not indexed yet: matches nothing).
+    #[graphql(name = "ENSv2")]
+    EnsV2,
+}
+
+/// `base` restricted to a protocol version: ENSv2 matches nothing, since only ENSv1 is indexed.
+pub fn with_version(base: DomainFilter, version: Option<EnsProtocolVersion>) -> DomainFilter {
+    match version {
+        Some(EnsProtocolVersion::EnsV2) => DomainFilter::Nothing,
+        _ => base,
+    }
 }
 
 /// Filter of `Domain.subdomains`.
@@ -200,9 +222,8 @@ impl Query {
         last: Option<i32>,
         before: Option<String>,
     ) -> Result<DomainConnection, Error> {
-        let db = ctx.data::<DatabaseConnection>()?;
-        let filter = filter.name.into_filter()?;
-        DomainConnection::load(db, filter, order, Paging { first, after, last, before }).await
+        let filter = with_version(filter.name.into_filter()?, filter.version);
+        DomainConnection::load(ctx, filter, order, Paging { first, after, last, before }).await
     }
 
     /// Any account (it need not own anything).

@@ -6,6 +6,7 @@ use async_graphql::{EmptyMutation, Schema};
 use sea_orm::DatabaseConnection;
 
 use crate::{
+    connection::Tuning,
     query::Query,
     subscription::{EventFeed, Subscription},
 };
@@ -20,9 +21,14 @@ pub const MAX_COMPLEXITY: usize = 20_000;
 
 /// Builds the schema over `db`.
 pub fn build_schema(db: DatabaseConnection) -> EnsSchema {
+    build_schema_with(db, Tuning::default())
+}
+
+/// Builds the schema over `db` with query planning knobs (tests force each plan with them).
+pub fn build_schema_with(db: DatabaseConnection, tuning: Tuning) -> EnsSchema {
     let (domains, registrations) = crate::loaders::loaders(&db);
     let feed = Arc::new(EventFeed::new(db.clone()));
-    builder().data(db).data(domains).data(registrations).data(feed).finish()
+    builder().data(db).data(domains).data(registrations).data(feed).data(tuning).finish()
 }
 
 /// The schema's SDL, as checked in at `graphql/schema.graphql`.

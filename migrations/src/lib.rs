@@ -14,6 +14,7 @@ mod m20261130_000004_domain_ordering;
 mod m20261130_000005_address_lookup;
 mod m20261130_000006_create_events;
 mod m20261130_000007_name_search;
+mod m20261130_000008_drop_redundant_indexes;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -30,6 +31,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000005_address_lookup::Migration),
             Box::new(m20261130_000006_create_events::Migration),
             Box::new(m20261130_000007_name_search::Migration),
+            Box::new(m20261130_000008_drop_redundant_indexes::Migration),
         ]
     }
 }

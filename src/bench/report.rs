@@ -1,7 +1,7 @@
-//! `BENCHMARKS.md` rows: results are appended under their section, never replaced, so the file
+//! `BENCHMARKS.md` rows: results are appended under their table, never replaced, so the file
 //! keeps the history of every measurement with the command that produced it.
 
-use std::{io::Write, path::Path};
+use std::path::Path;
 
 use super::{BenchError, query::QueryTiming};
 
@@ -34,15 +34,33 @@ pub fn query_rows(
         .collect()
 }
 
-/// Appends `rows` to `path`, writing `header` first if the file is new.
+/// Appends `rows` to the table under `header` in `path` (after its last row), or, when the
+/// file has no such table yet, adds the table at the end. Existing rows are never touched.
 pub fn append(path: &Path, header: &str, rows: &str) -> Result<(), BenchError> {
     let err = |source| BenchError::Report { path: path.display().to_string(), source };
-    let fresh = !path.exists();
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(err)?;
-    if fresh {
-        file.write_all(header.as_bytes()).map_err(err)?;
-    }
-    file.write_all(rows.as_bytes()).map_err(err)
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(err(e)),
+    };
+    std::fs::write(path, insert_rows(&text, header, rows)).map_err(err)
+}
+
+/// `text` with `rows` added at the end of the table that starts with `header`.
+fn insert_rows(text: &str, header: &str, rows: &str) -> String {
+    let Some(start) = text.find(header) else {
+        let sep = if text.is_empty() || text.ends_with("\n\n") { "" } else { "\n" };
+        return format!("{text}{sep}{header}{rows}");
+    };
+    let body = start + header.len();
+    // The table ends at the first line that is not a row.
+    let end = text[body..]
+        .split_inclusive('\n')
+        .take_while(|line| line.starts_with('|'))
+        .map(str::len)
+        .sum::<usize>()
+        + body;
+    format!("{}{rows}{}", &text[..end], &text[end..])
 }
 
 /// Today's UTC date, `YYYY-MM-DD` (civil-from-days, so no date crate is needed for one line).
@@ -60,4 +78,21 @@ pub fn today() -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_go_under_their_table_and_keep_the_old_ones() {
+        let header = "| a | b |\n|---|---|\n";
+        let text = format!("# Bench\n\n{header}| 1 | 2 |\n\n## Other\n\n| x |\n");
+        let out = insert_rows(&text, header, "| 3 | 4 |\n");
+        assert_eq!(out, format!("# Bench\n\n{header}| 1 | 2 |\n| 3 | 4 |\n\n## Other\n\n| x |\n"));
+        assert_eq!(
+            insert_rows("# Bench\n", header, "| 5 | 6 |\n"),
+            format!("# Bench\n\n{header}| 5 | 6 |\n")
+        );
+    }
 }

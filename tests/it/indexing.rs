@@ -163,10 +163,11 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
 
     // The root registry holds the top-level domains; every domain names its registry.
     let data = gql(&schema, r#"{ root { id domains(first: 100) { totalCount edges { node { canonical { name { interpreted } } } } } }
-        eth: domain(by: {name: "eth"}) { registry { id } subregistry { id } }
+        eth: domain(by: {name: "eth"}) { id registry { id } subregistry { id parents { edges { node { id } } } } }
         domain(by: {name: "name010.eth"}) { registry { id domains(first: 1000) { edges { node { label { interpreted } } } } } } }"#, json!({})).await;
     assert_eq!(data["root"]["id"], json!(format!("31337-{}", hex(d.registry))));
     assert_eq!(data["eth"]["registry"]["id"], data["root"]["id"], "a TLD sits in the root");
+    assert_eq!(data["eth"]["subregistry"]["parents"]["edges"][0]["node"]["id"], data["eth"]["id"]);
     // A deeper domain sits in its parent's virtual registry, which lists its siblings.
     assert_eq!(data["domain"]["registry"]["id"], data["eth"]["subregistry"]["id"]);
     assert_eq!(
@@ -191,6 +192,17 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
     // Names whose ETH address is account 1, and which of them is its primary name.
     let account = hex(driver.accounts[1]);
     let refs = gql(&schema, r#"query($a: Address!) { account(by: {address: $a}) { nameReferences(where: {coinType: 60}, first: 1000) { edges { node { coinType match domain { canonical { name { interpreted } } } } } } } }"#, json!({ "a": account })).await;
+    let versions = gql(
+        &schema,
+        r#"query($a: Address!) { account(by: {address: $a}) {
+        all: domains { totalCount } v1: domains(where: {version: ENSv1}) { totalCount }
+        v2: domains(where: {version: ENSv2}) { totalCount } } }"#,
+        json!({ "a": account }),
+    )
+    .await;
+    let versions = &versions["account"];
+    assert_eq!(versions["v1"]["totalCount"], versions["all"]["totalCount"], "{versions}");
+    assert_eq!(versions["v2"]["totalCount"], json!(0), "no ENSv2 domains are indexed");
     let refs: Vec<Value> = refs["account"]["nameReferences"]["edges"]
         .as_array()
         .unwrap()

@@ -14,7 +14,7 @@ use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
     error::internal,
     keyset::{KeyPart, Keyset, Page, keyset_connection},
-    query::DomainsNameFilter,
+    query::{DomainsNameFilter, EnsProtocolVersion, with_name, with_version},
     scalars::{Address, CoinType},
 };
 
@@ -47,18 +47,17 @@ impl Account {
         last: Option<i32>,
         before: Option<String>,
     ) -> Result<DomainConnection, Error> {
-        let db = ctx.data::<DatabaseConnection>()?;
         let paging = Paging { first, after, last, before };
         let owned = DomainFilter::Owner(self.0.clone());
         let filter = match filter {
             // Every indexed ENSv1 domain is canonical: `canonical: false` matches nothing.
             Some(AccountDomainsWhereInput { canonical: Some(false), .. }) => DomainFilter::Nothing,
-            Some(AccountDomainsWhereInput { name: Some(name), .. }) => {
-                DomainFilter::And(Box::new(owned), Box::new(name.into_filter()?))
+            Some(AccountDomainsWhereInput { name, version, .. }) => {
+                with_version(with_name(owned, name)?, version)
             }
-            _ => owned,
+            None => owned,
         };
-        DomainConnection::load(db, filter, order, paging).await
+        DomainConnection::load(ctx, filter, order, paging).await
     }
 
     /// Events of transactions this account sent, oldest first.
@@ -135,6 +134,8 @@ pub struct AccountDomainsWhereInput {
     pub canonical: Option<bool>,
     /// By canonical name.
     pub name: Option<DomainsNameFilter>,
+    /// Only domains of this protocol version.
+    pub version: Option<EnsProtocolVersion>,
 }
 
 /// Filter of `Account.nameReferences`.

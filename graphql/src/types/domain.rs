@@ -30,7 +30,11 @@ pub struct Domain(pub domain::Model);
     name = "Domain",
     field(name = "id", ty = "DomainId", desc = "`${chainId}-${registry}-${node}`."),
     field(name = "label", ty = "Label", desc = "The leaf label."),
-    field(name = "canonical", ty = "Option<DomainCanonical>", desc = "Place in the canonical nametree."),
+    field(
+        name = "canonical",
+        ty = "Option<DomainCanonical>",
+        desc = "Place in the canonical nametree."
+    ),
     field(name = "owner", ty = "Option<Account>", desc = "Effective owner."),
     field(name = "parent", ty = "Option<DomainInterface>", desc = "The parent domain."),
     field(name = "registry", ty = "Registry", desc = "The registry that holds the domain."),
@@ -291,10 +295,9 @@ impl Domain {
         last: Option<i32>,
         before: Option<String>,
     ) -> Result<DomainConnection, Error> {
-        let db = ctx.data::<DatabaseConnection>()?;
         let paging = Paging { first, after, last, before };
         let filter =
             with_name(DomainFilter::Parent(self.0.id.clone()), filter.and_then(|f| f.name))?;
-        DomainConnection::load(db, filter, order, paging).await
+        DomainConnection::load(ctx, filter, order, paging).await
     }
 }

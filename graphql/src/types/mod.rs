@@ -10,9 +10,7 @@ mod registry;
 pub mod resolver;
 
 pub use account::Account;
-pub use domain::{
-    CanonicalName, Domain, DomainCanonical, DomainInterface, DomainResolver, Label,
-};
+pub use domain::{CanonicalName, Domain, DomainCanonical, DomainInterface, DomainResolver, Label};
 pub use event::Event;
 pub use indexing_status::IndexingStatus;
 pub use name_reference::NameReference;

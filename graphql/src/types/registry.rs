@@ -4,7 +4,6 @@
 //! id is the parent's domain id, `${chainId}-${address}-${parentNode}`.
 
 use async_graphql::{Context, Error, Object};
-use sea_orm::DatabaseConnection;
 
 use super::AccountId;
 use crate::{
@@ -57,6 +56,25 @@ impl Registry {
         true
     }
 
+    /// Domains whose subregistry this is: a virtual registry's domain; none for a registry
+    /// contract (ENSv1 has no domain above the root).
+    #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
+    async fn parents(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> Result<DomainConnection, Error> {
+        let filter = match &self.node {
+            // A virtual registry's id is its domain's id.
+            Some(_) => DomainFilter::Id(self.id()),
+            None => DomainFilter::Nothing,
+        };
+        DomainConnection::load(ctx, filter, None, Paging { first, after, last, before }).await
+    }
+
     /// The domains this registry holds: top-level domains, or one domain's subdomains.
     #[allow(clippy::too_many_arguments)]
     #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
@@ -70,7 +88,6 @@ impl Registry {
         last: Option<i32>,
         before: Option<String>,
     ) -> Result<DomainConnection, Error> {
-        let db = ctx.data::<DatabaseConnection>()?;
         let held = match &self.node {
             // A virtual registry's id is its parent domain's id.
             Some(_) => DomainFilter::Parent(self.id()),
@@ -79,6 +96,6 @@ impl Registry {
             }
         };
         let filter = with_name(held, filter.and_then(|f| f.name))?;
-        DomainConnection::load(db, filter, order, Paging { first, after, last, before }).await
+        DomainConnection::load(ctx, filter, order, Paging { first, after, last, before }).await
     }
 }
