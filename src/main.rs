@@ -117,6 +117,9 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
         let secs = started.elapsed().as_secs_f64();
         tracing::info!(target: "bench", domains = made.domains, rows = made.rows, secs, rows_per_sec = made.rows as f64 / secs, "Namegraph written");
     }
+    // Planner statistics, as autovacuum (PostgreSQL) or `PRAGMA optimize` gather them on a
+    // live database; a freshly loaded one has none.
+    namegraph::analyze(&db).await?;
     let held = entities::domain::Entity::find().count(&db).await?;
     let timings = query::run(&db, runs, seed).await?;
     let engine = if database_url.starts_with("postgres") { "postgres" } else { "sqlite" };

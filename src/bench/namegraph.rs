@@ -295,3 +295,16 @@ pub async fn generate(
     progress(out.domains);
     Ok(out)
 }
+
+/// Gathers planner statistics after a bulk load (on SQLite from a sample of each index, as
+/// `PRAGMA optimize` does, so it takes seconds rather than a full pass).
+pub async fn analyze(db: &DatabaseConnection) -> Result<(), BenchError> {
+    use sea_orm::{ConnectionTrait, DbBackend};
+    if db.get_database_backend() == DbBackend::Sqlite {
+        db.execute_unprepared("PRAGMA analysis_limit = 1000")
+            .await
+            .map_err(StoreError::db("analyze"))?;
+    }
+    db.execute_unprepared("ANALYZE").await.map_err(StoreError::db("analyze"))?;
+    Ok(())
+}

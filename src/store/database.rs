@@ -67,6 +67,11 @@ pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, 
                 .pragma("mmap_size", SQLITE_MMAP_BYTES.to_string())
                 .pragma("temp_store", "memory")
         });
+    } else {
+        // Every API query is value-dependent (a prefix range, an owner, a cursor): a generic
+        // plan cached after a few executions cannot see the values and picks scans that a
+        // custom plan avoids. Planning each execution costs well under a millisecond.
+        opts.map_sqlx_postgres_opts(|o| o.options([("plan_cache_mode", "force_custom_plan")]));
     }
     Database::connect(opts).await.map_err(StoreError::db("connect"))
 }
