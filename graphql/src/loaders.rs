@@ -6,7 +6,7 @@
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use async_graphql::dataloader::{DataLoader, Loader};
-use entities::{domain, registration};
+use entities::{domain, registration, resolver_record};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 /// Domains by id.
@@ -45,6 +45,76 @@ impl Loader<String> for RegistrationLoader {
             .map_err(Arc::new)?
             .into_iter()
             .map(|r| (r.id.clone(), r))
+            .collect())
+    }
+}
+
+/// Domains by `(chain id, node)`: what a resolver record names (the registry is not part of a
+/// record, so the id cannot be built).
+#[derive(Clone, Debug)]
+pub struct DomainByNodeLoader(pub DatabaseConnection);
+
+impl Loader<(i64, String)> for DomainByNodeLoader {
+    type Value = Vec<domain::Model>;
+    type Error = Arc<sea_orm::DbErr>;
+
+    async fn load(
+        &self,
+        keys: &[(i64, String)],
+    ) -> Result<HashMap<(i64, String), Self::Value>, Self::Error> {
+        let rows = domain::Entity::find()
+            .filter(domain::Column::Node.is_in(keys.iter().map(|(_, n)| n.clone())))
+            .all(&self.0)
+            .await
+            .map_err(Arc::new)?;
+        let mut out: HashMap<(i64, String), Vec<domain::Model>> = HashMap::new();
+        for row in rows {
+            out.entry((row.chain_id, row.node.clone())).or_default().push(row);
+        }
+        Ok(out)
+    }
+}
+
+/// Primary names (ENSIP-3) by `(chain id, account)`: the `name` record that the resolver of
+/// `<account>.addr.reverse` holds for it. Two queries per batch, however many accounts.
+#[derive(Clone, Debug)]
+pub struct PrimaryNameLoader(pub DatabaseConnection);
+
+impl Loader<(i64, String)> for PrimaryNameLoader {
+    type Value = String;
+    type Error = Arc<sea_orm::DbErr>;
+
+    async fn load(
+        &self,
+        keys: &[(i64, String)],
+    ) -> Result<HashMap<(i64, String), Self::Value>, Self::Error> {
+        let reverse_name =
+            |account: &str| format!("{}.addr.reverse", account.trim_start_matches("0x"));
+        let reverses = domain::Entity::find()
+            .filter(domain::Column::Name.is_in(keys.iter().map(|(_, a)| reverse_name(a))))
+            .all(&self.0)
+            .await
+            .map_err(Arc::new)?;
+        let record_id = |d: &domain::Model| {
+            d.resolver.as_ref().map(|r| format!("{}-{r}-{}", d.chain_id, d.node))
+        };
+        let records: HashMap<String, resolver_record::Model> = resolver_record::Entity::find()
+            .filter(resolver_record::Column::Id.is_in(reverses.iter().filter_map(record_id)))
+            .all(&self.0)
+            .await
+            .map_err(Arc::new)?
+            .into_iter()
+            .map(|r| (r.id.clone(), r))
+            .collect();
+        Ok(keys
+            .iter()
+            .filter_map(|(chain, account)| {
+                let reverse = reverses
+                    .iter()
+                    .find(|d| d.chain_id == *chain && d.name == reverse_name(account))?;
+                let name = records.get(&record_id(reverse)?)?.name.clone()?;
+                Some(((*chain, account.clone()), name))
+            })
             .collect())
     }
 }

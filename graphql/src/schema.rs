@@ -1,12 +1,13 @@
 //! [`build_schema`]: the schema and its limits.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
-use async_graphql::{EmptyMutation, Schema};
+use async_graphql::{EmptyMutation, Schema, dataloader::DataLoader};
 use sea_orm::DatabaseConnection;
 
 use crate::{
     connection::Tuning,
+    loaders::{DomainByNodeLoader, PrimaryNameLoader},
     query::Query,
     subscription::{EventFeed, Subscription},
 };
@@ -28,7 +29,19 @@ pub fn build_schema(db: DatabaseConnection) -> EnsSchema {
 pub fn build_schema_with(db: DatabaseConnection, tuning: Tuning) -> EnsSchema {
     let (domains, registrations) = crate::loaders::loaders(&db);
     let feed = Arc::new(EventFeed::new(db.clone()));
-    builder().data(db).data(domains).data(registrations).data(feed).data(tuning).finish()
+    let by_node =
+        DataLoader::new(DomainByNodeLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
+    let primary =
+        DataLoader::new(PrimaryNameLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
+    builder()
+        .data(db)
+        .data(domains)
+        .data(registrations)
+        .data(by_node)
+        .data(primary)
+        .data(feed)
+        .data(tuning)
+        .finish()
 }
 
 /// The schema's SDL, as checked in at `graphql/schema.graphql`.

@@ -261,3 +261,55 @@ async fn history_matches_chain_on_sqlite() {
 async fn history_matches_chain_on_postgres() {
     history(Backend::Postgres, 31_471).await;
 }
+
+/// The same subscription over the real transport: a websocket to `/graphql` speaking
+/// `graphql-transport-ws`, against a running service.
+#[actix_rt::test]
+async fn subscription_streams_over_websocket() {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest};
+
+    let chain_id = 31_472;
+    let (anvil, mut driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
+    let d = scenario.deployment;
+    let db = TestDb::new(Backend::Sqlite).await;
+    let service = Service::start(&support::config(&db.url, d.chain_config(chain_id, &anvil.url)))
+        .await
+        .unwrap();
+    support::wait_for_block(&service.db, chain_id, scenario.last_block).await;
+
+    let mut request = format!("ws://{}/graphql", service.http_addr).into_client_request().unwrap();
+    request.headers_mut().insert("Sec-WebSocket-Protocol", "graphql-transport-ws".parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("websocket upgrade");
+    let send = |v: Value| Message::Text(v.to_string().into());
+    ws.send(send(json!({ "type": "connection_init" }))).await.unwrap();
+    let next_json = |msg: Message| serde_json::from_str::<Value>(msg.to_text().unwrap()).unwrap();
+    let ack = next_json(ws.next().await.unwrap().unwrap());
+    assert_eq!(ack["type"], json!("connection_ack"), "{ack}");
+    ws.send(send(json!({ "id": "1", "type": "subscribe", "payload": {
+        "query": "subscription { domainEvents(where: {name: \"name010.eth\"}) { event { id } domain { canonical { name { interpreted } } } } }"
+    }})))
+    .await
+    .unwrap();
+
+    let owner = driver.accounts[1];
+    let mut seen = None;
+    for round in 0..10 {
+        support::activity(&mut driver, &d, owner, "name010", 1, &format!("ws{round}")).await;
+        if let Ok(Some(Ok(msg))) = tokio::time::timeout(Duration::from_secs(5), ws.next()).await {
+            seen = Some(next_json(msg));
+            break;
+        }
+    }
+    let seen = seen.expect("a subscription message within ten rounds of activity");
+    assert_eq!(seen["type"], json!("next"), "{seen}");
+    assert_eq!(
+        seen["payload"]["data"]["domainEvents"]["domain"]["canonical"]["name"]["interpreted"],
+        json!("name010.eth"),
+        "{seen}"
+    );
+    ws.close(None).await.unwrap();
+    drop(anvil);
+    service.stop().await;
+}

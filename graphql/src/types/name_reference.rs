@@ -1,12 +1,15 @@
 //! `NameReference`: an address record that points at an account, and whether that name is the
-//! account's primary name.
+//! account's primary name. Both lookups go through DataLoaders, so a page of references costs
+//! a fixed number of queries, not a few per row.
 
-use async_graphql::{Context, Error, Object};
+use async_graphql::{Context, Error, Object, dataloader::DataLoader};
 use entities::{domain, resolver_address, resolver_record};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use super::{DomainInterface, Resolver};
-use crate::{error::internal, scalars::CoinType};
+use crate::{
+    loaders::{DomainByNodeLoader, PrimaryNameLoader, loader_error},
+    scalars::CoinType,
+};
 
 /// A record that resolves a name to the account.
 #[derive(Clone, Debug)]
@@ -21,14 +24,16 @@ pub struct NameReference {
 
 impl NameReference {
     /// The domain whose assigned resolver holds this record.
-    async fn domain_model(&self, db: &DatabaseConnection) -> Result<Option<domain::Model>, Error> {
-        domain::Entity::find()
-            .filter(domain::Column::Node.eq(self.record.node.clone()))
-            .filter(domain::Column::ChainId.eq(self.record.chain_id))
-            .filter(domain::Column::Resolver.eq(self.record.resolver.clone()))
-            .one(db)
+    async fn domain_model(&self, ctx: &Context<'_>) -> Result<Option<domain::Model>, Error> {
+        let loader = ctx.data::<DataLoader<DomainByNodeLoader>>()?;
+        let key = (self.record.chain_id, self.record.node.clone());
+        Ok(loader
+            .load_one(key)
             .await
-            .map_err(internal)
+            .map_err(loader_error)?
+            .unwrap_or_default()
+            .into_iter()
+            .find(|d| d.resolver.as_deref() == Some(self.record.resolver.as_str())))
     }
 }
 
@@ -37,8 +42,7 @@ impl NameReference {
     /// The domain whose resolver holds the record; null when no indexed domain uses that
     /// resolver for the node (any resolver can hold records for any node).
     async fn domain(&self, ctx: &Context<'_>) -> Result<Option<DomainInterface>, Error> {
-        let db = ctx.data::<DatabaseConnection>()?;
-        Ok(self.domain_model(db).await?.map(DomainInterface::from))
+        Ok(self.domain_model(ctx).await?.map(DomainInterface::from))
     }
 
     /// Coin type of the record.
@@ -55,21 +59,12 @@ impl NameReference {
     /// `<account>.addr.reverse` on its resolver (ENSIP-3; coin type 60).
     #[graphql(name = "match")]
     async fn is_match(&self, ctx: &Context<'_>) -> Result<bool, Error> {
-        let db = ctx.data::<DatabaseConnection>()?;
-        let Some(domain) = self.domain_model(db).await? else { return Ok(false) };
-        let reverse_name = format!("{}.addr.reverse", self.account.trim_start_matches("0x"));
-        let Some(reverse) = domain::Entity::find()
-            .filter(domain::Column::Name.eq(reverse_name))
-            .filter(domain::Column::ChainId.eq(self.record.chain_id))
-            .one(db)
+        let Some(domain) = self.domain_model(ctx).await? else { return Ok(false) };
+        let loader = ctx.data::<DataLoader<PrimaryNameLoader>>()?;
+        let primary = loader
+            .load_one((self.record.chain_id, self.account.clone()))
             .await
-            .map_err(internal)?
-        else {
-            return Ok(false);
-        };
-        let Some(resolver) = reverse.resolver else { return Ok(false) };
-        let id = format!("{}-{}-{}", reverse.chain_id, resolver, reverse.node);
-        let primary = resolver_record::Entity::find_by_id(id).one(db).await.map_err(internal)?;
-        Ok(primary.and_then(|r| r.name).is_some_and(|name| name == domain.name))
+            .map_err(loader_error)?;
+        Ok(primary.is_some_and(|name| name == domain.name))
     }
 }
