@@ -6,8 +6,8 @@
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use async_graphql::dataloader::{DataLoader, Loader};
-use entities::{domain, registration, resolver_record};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use entities::{domain, event, registration, resolver_address, resolver_record, resolver_text};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
 /// Domains by id.
 #[derive(Clone, Debug)]
@@ -116,6 +116,110 @@ impl Loader<(i64, String)> for PrimaryNameLoader {
                 Some(((*chain, account.clone()), name))
             })
             .collect())
+    }
+}
+
+/// Resolver records by id.
+#[derive(Clone, Debug)]
+pub struct RecordLoader(pub DatabaseConnection);
+
+impl Loader<String> for RecordLoader {
+    type Value = resolver_record::Model;
+    type Error = Arc<sea_orm::DbErr>;
+
+    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
+        Ok(resolver_record::Entity::find()
+            .filter(resolver_record::Column::Id.is_in(keys.iter().cloned()))
+            .all(&self.0)
+            .await
+            .map_err(Arc::new)?
+            .into_iter()
+            .map(|r| (r.id.clone(), r))
+            .collect())
+    }
+}
+
+/// Address records of resolver records, by record id, in coin type order.
+#[derive(Clone, Debug)]
+pub struct AddressesLoader(pub DatabaseConnection);
+
+impl Loader<String> for AddressesLoader {
+    type Value = Vec<resolver_address::Model>;
+    type Error = Arc<sea_orm::DbErr>;
+
+    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
+        let mut out: HashMap<String, Self::Value> = HashMap::new();
+        for row in resolver_address::Entity::find()
+            .filter(resolver_address::Column::RecordId.is_in(keys.iter().cloned()))
+            .order_by_asc(resolver_address::Column::CoinType)
+            .all(&self.0)
+            .await
+            .map_err(Arc::new)?
+        {
+            out.entry(row.record_id.clone()).or_default().push(row);
+        }
+        Ok(out)
+    }
+}
+
+/// Text records of resolver records, by record id, in key order.
+#[derive(Clone, Debug)]
+pub struct TextsLoader(pub DatabaseConnection);
+
+impl Loader<String> for TextsLoader {
+    type Value = Vec<resolver_text::Model>;
+    type Error = Arc<sea_orm::DbErr>;
+
+    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
+        let mut out: HashMap<String, Self::Value> = HashMap::new();
+        for row in resolver_text::Entity::find()
+            .filter(resolver_text::Column::RecordId.is_in(keys.iter().cloned()))
+            .order_by_asc(resolver_text::Column::Key)
+            .all(&self.0)
+            .await
+            .map_err(Arc::new)?
+        {
+            out.entry(row.record_id.clone()).or_default().push(row);
+        }
+        Ok(out)
+    }
+}
+
+/// The events that opened registrations, by `(chain id, node, block)`: the first registrar
+/// `NameRegistered` or NameWrapper `NameWrapped` about the node in that block.
+#[derive(Clone, Debug)]
+pub struct OpeningEventLoader(pub DatabaseConnection);
+
+impl Loader<(i64, String, i64)> for OpeningEventLoader {
+    type Value = event::Model;
+    type Error = Arc<sea_orm::DbErr>;
+
+    async fn load(
+        &self,
+        keys: &[(i64, String, i64)],
+    ) -> Result<HashMap<(i64, String, i64), Self::Value>, Self::Error> {
+        use alloy::primitives::keccak256;
+        let selectors = [
+            keccak256("NameRegistered(uint256,address,uint256)"),
+            keccak256("NameWrapped(bytes32,bytes,address,uint32,uint64)"),
+        ]
+        .map(|s| format!("{s:#x}"));
+        let rows = event::Entity::find()
+            .filter(event::Column::Node.is_in(keys.iter().map(|(_, n, _)| n.clone())))
+            .filter(event::Column::BlockNumber.is_in(keys.iter().map(|(_, _, b)| *b)))
+            .filter(event::Column::Selector.is_in(selectors))
+            .order_by_asc(event::Column::LogIndex)
+            .all(&self.0)
+            .await
+            .map_err(Arc::new)?;
+        let mut out = HashMap::new();
+        for row in rows {
+            let key = (row.chain_id, row.node.clone().unwrap_or_default(), row.block_number);
+            if keys.contains(&key) {
+                out.entry(key).or_insert(row);
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -57,6 +57,20 @@ pub fn validate_name(name: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// The namehash of a validated interpreted name: an encoded label `[hex]` contributes its
+/// labelhash as written, any other label the keccak256 of its text.
+pub fn interpreted_namehash(name: &str) -> alloy::primitives::B256 {
+    use alloy::primitives::{B256, keccak256};
+    name.rsplit('.').fold(B256::ZERO, |node, label| {
+        let hash = if is_encoded_label_hash(label) {
+            label[1..65].parse::<B256>().unwrap_or_default()
+        } else {
+            keccak256(label)
+        };
+        keccak256([node.as_slice(), hash.as_slice()].concat())
+    })
+}
+
 /// Parses and lowercases a `0x` address.
 pub fn parse_address(text: &str) -> Result<String, Error> {
     text.parse::<alloy::primitives::Address>()
@@ -74,6 +88,16 @@ pub fn parse_node(text: &str) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn namehash_reads_encoded_labels_as_their_hash() {
+        assert_eq!(interpreted_namehash("vitalik.eth"), alloy::ens::namehash("vitalik.eth"));
+        let label = alloy::primitives::keccak256("Vitalik");
+        let encoded = format!("[{}].eth", alloy::hex::encode(label));
+        let eth = alloy::ens::namehash("eth");
+        let want = alloy::primitives::keccak256([eth.as_slice(), label.as_slice()].concat());
+        assert_eq!(interpreted_namehash(&encoded), want);
+    }
 
     #[test]
     fn accepts_interpreted_names() {

@@ -7,7 +7,10 @@ use sea_orm::DatabaseConnection;
 
 use crate::{
     connection::Tuning,
-    loaders::{DomainByNodeLoader, PrimaryNameLoader},
+    loaders::{
+        AddressesLoader, DomainByNodeLoader, OpeningEventLoader, PrimaryNameLoader, RecordLoader,
+        TextsLoader,
+    },
     query::Query,
     subscription::{EventFeed, Subscription},
 };
@@ -33,7 +36,17 @@ pub fn build_schema_with(db: DatabaseConnection, tuning: Tuning) -> EnsSchema {
         DataLoader::new(DomainByNodeLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
     let primary =
         DataLoader::new(PrimaryNameLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
+    let records = DataLoader::new(RecordLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
+    let addresses =
+        DataLoader::new(AddressesLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
+    let texts = DataLoader::new(TextsLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
+    let opening =
+        DataLoader::new(OpeningEventLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
     builder()
+        .data(records)
+        .data(addresses)
+        .data(texts)
+        .data(opening)
         .data(db)
         .data(domains)
         .data(registrations)

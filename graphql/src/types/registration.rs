@@ -2,17 +2,16 @@
 //! (`.eth` second-level names, with a grace period) and `NameWrapperRegistration` (anything
 //! wrapped outside `.eth` 2LDs, with fuses), plus `Renewal` and their connections.
 
-use alloy::primitives::{B256, U256, keccak256};
+use alloy::primitives::{B256, U256};
 use async_graphql::{Context, Error, Interface, Object, SimpleObject, dataloader::DataLoader};
-use entities::{domain, event, registration, renewal};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use entities::{domain, registration, renewal};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use super::{Account, AccountId, DomainInterface, Event};
 use crate::{
     connection::Paging,
-    error::internal,
     keyset::{KeyPart, Keyset, keyset_connection},
-    loaders::{DomainLoader, loader_error},
+    loaders::{DomainLoader, OpeningEventLoader, loader_error},
     scalars::{BigInt, Hex, RegistrationId, RenewalId},
 };
 
@@ -98,22 +97,9 @@ async fn opening_event(
     row: &registration::Model,
 ) -> Result<Option<Event>, Error> {
     let Some(domain) = domain_of(ctx, row).await? else { return Ok(None) };
-    let db = ctx.data::<DatabaseConnection>()?;
-    let selectors = [
-        keccak256("NameRegistered(uint256,address,uint256)"),
-        keccak256("NameWrapped(bytes32,bytes,address,uint32,uint64)"),
-    ]
-    .map(|s| format!("{s:#x}"));
-    Ok(event::Entity::find()
-        .filter(event::Column::ChainId.eq(domain.chain_id))
-        .filter(event::Column::Node.eq(domain.node))
-        .filter(event::Column::BlockNumber.eq(row.block_number))
-        .filter(event::Column::Selector.is_in(selectors))
-        .order_by_asc(event::Column::LogIndex)
-        .one(db)
-        .await
-        .map_err(internal)?
-        .map(Event))
+    let loader = ctx.data::<DataLoader<OpeningEventLoader>>()?;
+    let key = (domain.chain_id, domain.node, row.block_number);
+    Ok(loader.load_one(key).await.map_err(loader_error)?.map(Event))
 }
 
 fn decimal(hex: &str) -> BigInt {

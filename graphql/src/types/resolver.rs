@@ -1,14 +1,16 @@
 //! `Resolver` and its records.
 
-use async_graphql::{Context, Error, InputObject, Object, OneofObject, SimpleObject};
+use async_graphql::{
+    Context, Error, InputObject, Object, OneofObject, SimpleObject, dataloader::DataLoader,
+};
 use entities::{event, resolver_address, resolver_record, resolver_text};
-use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
 
 use super::event::{EventConnection, EventsWhereInput, list_events};
 use crate::{
     connection::Paging,
-    error::internal,
     keyset::{KeyPart, Keyset, keyset_connection},
+    loaders::{AddressesLoader, RecordLoader, TextsLoader, loader_error},
     name,
     scalars::{
         Address, ChainId, CoinType, Hex, InterpretedName, Node, ResolverId, ResolverRecordsId,
@@ -130,30 +132,18 @@ impl Resolver {
         ctx: &Context<'_>,
         by: NameOrNodeInput,
     ) -> Result<Option<ResolverRecords>, Error> {
+        // Any resolver may hold records for any node, indexed domain or not: the node is
+        // computed from the name, never looked up.
         let node = match by {
             NameOrNodeInput::Node(node) => name::parse_node(&node.0)?,
             NameOrNodeInput::Name(InterpretedName(text)) => {
                 name::validate_name(&text)?;
-                let db = ctx.data::<DatabaseConnection>()?;
-                match entities::domain::Entity::find()
-                    .filter(entities::domain::Column::Name.eq(text))
-                    .filter(entities::domain::Column::ChainId.eq(self.chain_id))
-                    .one(db)
-                    .await
-                    .map_err(internal)?
-                {
-                    Some(d) => d.node,
-                    None => return Ok(None),
-                }
+                format!("{:#x}", name::interpreted_namehash(&text))
             }
         };
-        let db = ctx.data::<DatabaseConnection>()?;
         let id = format!("{}-{}-{}", self.chain_id, self.address, node);
-        Ok(resolver_record::Entity::find_by_id(id)
-            .one(db)
-            .await
-            .map_err(internal)?
-            .map(ResolverRecords))
+        let loader = ctx.data::<DataLoader<RecordLoader>>()?;
+        Ok(loader.load_one(id).await.map_err(loader_error)?.map(ResolverRecords))
     }
 }
 
@@ -246,22 +236,12 @@ impl ResolverRecords {
 
 impl ResolverRecords {
     async fn address_rows(&self, ctx: &Context<'_>) -> Result<Vec<resolver_address::Model>, Error> {
-        let db = ctx.data::<DatabaseConnection>()?;
-        resolver_address::Entity::find()
-            .filter(resolver_address::Column::RecordId.eq(self.0.id.clone()))
-            .order_by_asc(resolver_address::Column::CoinType)
-            .all(db)
-            .await
-            .map_err(internal)
+        let loader = ctx.data::<DataLoader<AddressesLoader>>()?;
+        Ok(loader.load_one(self.0.id.clone()).await.map_err(loader_error)?.unwrap_or_default())
     }
 
     async fn text_rows(&self, ctx: &Context<'_>) -> Result<Vec<resolver_text::Model>, Error> {
-        let db = ctx.data::<DatabaseConnection>()?;
-        resolver_text::Entity::find()
-            .filter(resolver_text::Column::RecordId.eq(self.0.id.clone()))
-            .order_by_asc(resolver_text::Column::Key)
-            .all(db)
-            .await
-            .map_err(internal)
+        let loader = ctx.data::<DataLoader<TextsLoader>>()?;
+        Ok(loader.load_one(self.0.id.clone()).await.map_err(loader_error)?.unwrap_or_default())
     }
 }
