@@ -51,17 +51,27 @@ pub struct EventFeed {
 type Position = (i64, i32, i32);
 
 impl EventFeed {
-    /// A feed over `db`; it starts polling at the first subscription.
+    /// A feed over `db`. Inside a runtime it starts polling at once, on the runtime that
+    /// built the schema (which outlives every request); otherwise at the first subscription.
+    /// It queries nothing while nobody subscribes.
     pub fn new(db: DatabaseConnection) -> Self {
-        Self { db, sender: OnceLock::new() }
+        let feed = Self { db, sender: OnceLock::new() };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            feed.sender();
+        }
+        feed
     }
 
-    fn subscribe(&self) -> Result<broadcast::Receiver<Arc<event::Model>>, Error> {
-        let sender = self.sender.get_or_init(|| {
+    fn sender(&self) -> &broadcast::Sender<Arc<event::Model>> {
+        self.sender.get_or_init(|| {
             let (sender, _) = broadcast::channel(SUBSCRIBER_BUFFER);
             tokio::spawn(poll(self.db.clone(), sender.clone()));
             sender
-        });
+        })
+    }
+
+    fn subscribe(&self) -> Result<broadcast::Receiver<Arc<event::Model>>, Error> {
+        let sender = self.sender();
         if sender.receiver_count() >= MAX_SUBSCRIBERS {
             return Err(coded(code::TOO_MANY_SUBSCRIPTIONS, "too many subscriptions"));
         }

@@ -262,6 +262,29 @@ async fn history_matches_chain_on_postgres() {
     history(Backend::Postgres, 31_471).await;
 }
 
+/// The next `graphql-transport-ws` message within `wait`, skipping websocket control frames
+/// and protocol pings.
+async fn next_protocol_message<S>(ws: &mut S, wait: Duration) -> Option<Value>
+where
+    S: futures::Stream<
+            Item = Result<
+                tokio_tungstenite::tungstenite::Message,
+                tokio_tungstenite::tungstenite::Error,
+            >,
+        > + Unpin,
+{
+    use tokio_tungstenite::tungstenite::Message;
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let frame = tokio::time::timeout_at(deadline, ws.next()).await.ok()??.ok()?;
+        let Message::Text(text) = frame else { continue };
+        let value: Value = serde_json::from_str(text.as_str()).expect("protocol messages are JSON");
+        if !matches!(value["type"].as_str(), Some("ping" | "pong" | "ka")) {
+            return Some(value);
+        }
+    }
+}
+
 /// The same subscription over the real transport: a websocket to `/graphql` speaking
 /// `graphql-transport-ws`, against a running service.
 #[actix_rt::test]
@@ -284,8 +307,7 @@ async fn subscription_streams_over_websocket() {
     let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("websocket upgrade");
     let send = |v: Value| Message::Text(v.to_string().into());
     ws.send(send(json!({ "type": "connection_init" }))).await.unwrap();
-    let next_json = |msg: Message| serde_json::from_str::<Value>(msg.to_text().unwrap()).unwrap();
-    let ack = next_json(ws.next().await.unwrap().unwrap());
+    let ack = next_protocol_message(&mut ws, Duration::from_secs(10)).await.expect("an ack");
     assert_eq!(ack["type"], json!("connection_ack"), "{ack}");
     ws.send(send(json!({ "id": "1", "type": "subscribe", "payload": {
         "query": "subscription { domainEvents(where: {name: \"name010.eth\"}) { event { id } domain { canonical { name { interpreted } } } } }"
@@ -297,8 +319,8 @@ async fn subscription_streams_over_websocket() {
     let mut seen = None;
     for round in 0..10 {
         support::activity(&mut driver, &d, owner, "name010", 1, &format!("ws{round}")).await;
-        if let Ok(Some(Ok(msg))) = tokio::time::timeout(Duration::from_secs(5), ws.next()).await {
-            seen = Some(next_json(msg));
+        if let Some(message) = next_protocol_message(&mut ws, Duration::from_secs(5)).await {
+            seen = Some(message);
             break;
         }
     }
