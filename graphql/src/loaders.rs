@@ -1,7 +1,8 @@
-//! DataLoaders: nested lookups of a page (each domain's parent, each domain's latest
-//! registration) are collected and answered by one `WHERE id IN (...)` query per kind instead
-//! of one query per row. No cache: a loader only batches within a request, so answers are
-//! never staler than the database.
+//! DataLoaders: nested lookups of a page (each domain's parent and latest registration, each
+//! record's addresses and texts, each reference's domain and primary name, each registration's
+//! opening event) are collected and answered by one `WHERE key IN (...)` query per kind
+//! instead of one query per row. No cache: a loader only batches within a request, so answers
+//! are never staler than the database.
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
@@ -9,44 +10,75 @@ use async_graphql::dataloader::{DataLoader, Loader};
 use entities::{domain, event, registration, resolver_address, resolver_record, resolver_text};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
-/// Domains by id.
-#[derive(Clone, Debug)]
-pub struct DomainLoader(pub DatabaseConnection);
+/// Rows of one table by a text key column: by primary key (`Vec` of one) or by a foreign key
+/// (every row that carries it, in `order`). One `WHERE key IN (...)` per batch.
+#[derive(Debug)]
+pub struct RowsBy<E: EntityTrait> {
+    db: DatabaseConnection,
+    key: E::Column,
+    order: E::Column,
+    read: fn(&E::Model) -> &str,
+}
 
-impl Loader<String> for DomainLoader {
-    type Value = domain::Model;
-    type Error = Arc<sea_orm::DbErr>;
-
-    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
-        Ok(domain::Entity::find()
-            .filter(domain::Column::Id.is_in(keys.iter().cloned()))
-            .all(&self.0)
-            .await
-            .map_err(Arc::new)?
-            .into_iter()
-            .map(|d| (d.id.clone(), d))
-            .collect())
+impl<E: EntityTrait> RowsBy<E> {
+    /// Rows of `E` whose `key` column (read back with `read`) is one of the requested keys,
+    /// each group in `order`.
+    pub fn new(
+        db: DatabaseConnection,
+        key: E::Column,
+        order: E::Column,
+        read: fn(&E::Model) -> &str,
+    ) -> Self {
+        Self { db, key, order, read }
     }
 }
 
-/// Registrations by id.
-#[derive(Clone, Debug)]
-pub struct RegistrationLoader(pub DatabaseConnection);
-
-impl Loader<String> for RegistrationLoader {
-    type Value = registration::Model;
+impl<E> Loader<String> for RowsBy<E>
+where
+    E: EntityTrait,
+    E::Model: Clone + Send + Sync + 'static,
+    E::Column: Send + Sync,
+{
+    type Value = Vec<E::Model>;
     type Error = Arc<sea_orm::DbErr>;
 
     async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
-        Ok(registration::Entity::find()
-            .filter(registration::Column::Id.is_in(keys.iter().cloned()))
-            .all(&self.0)
+        let mut out: HashMap<String, Self::Value> = HashMap::new();
+        for row in E::find()
+            .filter(self.key.is_in(keys.iter().cloned()))
+            .order_by_asc(self.order)
+            .all(&self.db)
             .await
             .map_err(Arc::new)?
-            .into_iter()
-            .map(|r| (r.id.clone(), r))
-            .collect())
+        {
+            out.entry((self.read)(&row).to_owned()).or_default().push(row);
+        }
+        Ok(out)
     }
+}
+
+/// Domains by id.
+pub type DomainLoader = RowsBy<domain::Entity>;
+/// Registrations by id.
+pub type RegistrationLoader = RowsBy<registration::Entity>;
+/// Resolver records by id.
+pub type RecordLoader = RowsBy<resolver_record::Entity>;
+/// Address records by resolver record id, in coin type order.
+pub type AddressesLoader = RowsBy<resolver_address::Entity>;
+/// Text records by resolver record id, in key order.
+pub type TextsLoader = RowsBy<resolver_text::Entity>;
+
+/// The one row a by-id loader found.
+pub async fn load_row<E>(
+    loader: &DataLoader<RowsBy<E>>,
+    id: String,
+) -> Result<Option<E::Model>, async_graphql::Error>
+where
+    E: EntityTrait,
+    E::Model: Clone + Send + Sync + 'static,
+    E::Column: Send + Sync,
+{
+    Ok(loader.load_one(id).await.map_err(loader_error)?.and_then(|rows| rows.into_iter().next()))
 }
 
 /// Domains by `(chain id, node)`: what a resolver record names (the registry is not part of a
@@ -119,72 +151,6 @@ impl Loader<(i64, String)> for PrimaryNameLoader {
     }
 }
 
-/// Resolver records by id.
-#[derive(Clone, Debug)]
-pub struct RecordLoader(pub DatabaseConnection);
-
-impl Loader<String> for RecordLoader {
-    type Value = resolver_record::Model;
-    type Error = Arc<sea_orm::DbErr>;
-
-    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
-        Ok(resolver_record::Entity::find()
-            .filter(resolver_record::Column::Id.is_in(keys.iter().cloned()))
-            .all(&self.0)
-            .await
-            .map_err(Arc::new)?
-            .into_iter()
-            .map(|r| (r.id.clone(), r))
-            .collect())
-    }
-}
-
-/// Address records of resolver records, by record id, in coin type order.
-#[derive(Clone, Debug)]
-pub struct AddressesLoader(pub DatabaseConnection);
-
-impl Loader<String> for AddressesLoader {
-    type Value = Vec<resolver_address::Model>;
-    type Error = Arc<sea_orm::DbErr>;
-
-    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
-        let mut out: HashMap<String, Self::Value> = HashMap::new();
-        for row in resolver_address::Entity::find()
-            .filter(resolver_address::Column::RecordId.is_in(keys.iter().cloned()))
-            .order_by_asc(resolver_address::Column::CoinType)
-            .all(&self.0)
-            .await
-            .map_err(Arc::new)?
-        {
-            out.entry(row.record_id.clone()).or_default().push(row);
-        }
-        Ok(out)
-    }
-}
-
-/// Text records of resolver records, by record id, in key order.
-#[derive(Clone, Debug)]
-pub struct TextsLoader(pub DatabaseConnection);
-
-impl Loader<String> for TextsLoader {
-    type Value = Vec<resolver_text::Model>;
-    type Error = Arc<sea_orm::DbErr>;
-
-    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
-        let mut out: HashMap<String, Self::Value> = HashMap::new();
-        for row in resolver_text::Entity::find()
-            .filter(resolver_text::Column::RecordId.is_in(keys.iter().cloned()))
-            .order_by_asc(resolver_text::Column::Key)
-            .all(&self.0)
-            .await
-            .map_err(Arc::new)?
-        {
-            out.entry(row.record_id.clone()).or_default().push(row);
-        }
-        Ok(out)
-    }
-}
-
 /// The events that opened registrations, by `(chain id, node, block)`: the first registrar
 /// `NameRegistered` or NameWrapper `NameWrapped` about the node in that block.
 #[derive(Clone, Debug)]
@@ -223,18 +189,55 @@ impl Loader<(i64, String, i64)> for OpeningEventLoader {
     }
 }
 
-/// The loaders a schema carries. No batching delay: the default (1 ms, and tokio's timer
-/// cannot sleep less) is a millisecond added to every query that loads anything. Batching
-/// does not need it: the API runs on actix's single-threaded runtimes, where the spawned load
-/// runs only once the request's task yields, and by then every resolver of the page polled in
-/// that pass has queued its key.
-pub fn loaders(
+/// The loaders a schema carries, each added to the schema's data. No batching delay: the
+/// default (1 ms, and tokio's timer cannot sleep less) is a millisecond added to every query
+/// that loads anything. Batching does not need it: the API runs on actix's single-threaded
+/// runtimes, where the spawned load runs only once the request's task yields, and by then
+/// every resolver of the page polled in that pass has queued its key.
+pub fn add_loaders<Q, M, S>(
+    builder: async_graphql::SchemaBuilder<Q, M, S>,
     db: &DatabaseConnection,
-) -> (DataLoader<DomainLoader>, DataLoader<RegistrationLoader>) {
-    (
-        DataLoader::new(DomainLoader(db.clone()), tokio::spawn).delay(Duration::ZERO),
-        DataLoader::new(RegistrationLoader(db.clone()), tokio::spawn).delay(Duration::ZERO),
-    )
+) -> async_graphql::SchemaBuilder<Q, M, S> {
+    fn loader<T: Loader<K>, K: Send + Sync + std::hash::Hash + Eq + Clone + 'static>(
+        inner: T,
+    ) -> DataLoader<T> {
+        DataLoader::new(inner, tokio::spawn).delay(Duration::ZERO)
+    }
+    let db = db.clone();
+    builder
+        .data(loader::<_, String>(DomainLoader::new(
+            db.clone(),
+            domain::Column::Id,
+            domain::Column::Id,
+            |r| &r.id,
+        )))
+        .data(loader::<_, String>(RegistrationLoader::new(
+            db.clone(),
+            registration::Column::Id,
+            registration::Column::Id,
+            |r| &r.id,
+        )))
+        .data(loader::<_, String>(RecordLoader::new(
+            db.clone(),
+            resolver_record::Column::Id,
+            resolver_record::Column::Id,
+            |r| &r.id,
+        )))
+        .data(loader::<_, String>(AddressesLoader::new(
+            db.clone(),
+            resolver_address::Column::RecordId,
+            resolver_address::Column::CoinType,
+            |r| &r.record_id,
+        )))
+        .data(loader::<_, String>(TextsLoader::new(
+            db.clone(),
+            resolver_text::Column::RecordId,
+            resolver_text::Column::Key,
+            |r| &r.record_id,
+        )))
+        .data(loader::<_, (i64, String)>(DomainByNodeLoader(db.clone())))
+        .data(loader::<_, (i64, String)>(PrimaryNameLoader(db.clone())))
+        .data(loader::<_, (i64, String, i64)>(OpeningEventLoader(db)))
 }
 
 /// Maps a loader failure to the API's `INTERNAL` error.

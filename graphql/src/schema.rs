@@ -1,16 +1,12 @@
 //! [`build_schema`]: the schema and its limits.
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
-use async_graphql::{EmptyMutation, Schema, dataloader::DataLoader};
+use async_graphql::{EmptyMutation, Schema};
 use sea_orm::DatabaseConnection;
 
 use crate::{
     connection::Tuning,
-    loaders::{
-        AddressesLoader, DomainByNodeLoader, OpeningEventLoader, PrimaryNameLoader, RecordLoader,
-        TextsLoader,
-    },
     query::Query,
     subscription::{EventFeed, Subscription},
 };
@@ -30,31 +26,8 @@ pub fn build_schema(db: DatabaseConnection) -> EnsSchema {
 
 /// Builds the schema over `db` with query planning knobs (tests force each plan with them).
 pub fn build_schema_with(db: DatabaseConnection, tuning: Tuning) -> EnsSchema {
-    let (domains, registrations) = crate::loaders::loaders(&db);
     let feed = Arc::new(EventFeed::new(db.clone()));
-    let by_node =
-        DataLoader::new(DomainByNodeLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
-    let primary =
-        DataLoader::new(PrimaryNameLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
-    let records = DataLoader::new(RecordLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
-    let addresses =
-        DataLoader::new(AddressesLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
-    let texts = DataLoader::new(TextsLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
-    let opening =
-        DataLoader::new(OpeningEventLoader(db.clone()), tokio::spawn).delay(Duration::ZERO);
-    builder()
-        .data(records)
-        .data(addresses)
-        .data(texts)
-        .data(opening)
-        .data(db)
-        .data(domains)
-        .data(registrations)
-        .data(by_node)
-        .data(primary)
-        .data(feed)
-        .data(tuning)
-        .finish()
+    crate::loaders::add_loaders(builder(), &db).data(db).data(feed).data(tuning).finish()
 }
 
 /// The schema's SDL, as checked in at `graphql/schema.graphql`.

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
-    loaders::{DomainLoader, RegistrationLoader, loader_error},
+    loaders::{DomainLoader, RegistrationLoader, load_row},
     query::{SubdomainsWhereInput, with_name},
     scalars::{DomainId, Hex, InterpretedLabel, InterpretedName, Node},
 };
@@ -138,7 +138,7 @@ async fn ancestors(ctx: &Context<'_>, leaf: &domain::Model) -> Result<Vec<domain
         if chain.len() >= 64 {
             break;
         }
-        match loader.load_one(parent).await.map_err(loader_error)? {
+        match load_row(loader, parent).await? {
             Some(p) => chain.push(p),
             None => break,
         }
@@ -212,7 +212,7 @@ impl Domain {
             return Ok(None);
         };
         let loader = ctx.data::<DataLoader<DomainLoader>>()?;
-        Ok(loader.load_one(parent.clone()).await.map_err(loader_error)?.map(DomainInterface::from))
+        Ok(load_row(loader, parent.clone()).await?.map(DomainInterface::from))
     }
 
     /// The latest registration.
@@ -221,7 +221,7 @@ impl Domain {
             return Ok(None);
         };
         let loader = ctx.data::<DataLoader<RegistrationLoader>>()?;
-        Ok(loader.load_one(id.clone()).await.map_err(loader_error)?.map(Registration::from_model))
+        Ok(load_row(loader, id.clone()).await?.map(Registration::from_model))
     }
 
     /// The registry that holds the domain: the registry contract for a top-level domain,

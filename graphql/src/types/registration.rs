@@ -11,7 +11,7 @@ use super::{Account, AccountId, DomainInterface, Event};
 use crate::{
     connection::Paging,
     keyset::{KeyPart, Keyset, keyset_connection},
-    loaders::{DomainLoader, OpeningEventLoader, loader_error},
+    loaders::{DomainLoader, OpeningEventLoader, load_row, loader_error},
     scalars::{BigInt, Hex, RegistrationId, RenewalId},
 };
 
@@ -88,7 +88,7 @@ async fn domain_of(
     row: &registration::Model,
 ) -> Result<Option<domain::Model>, Error> {
     let loader = ctx.data::<DataLoader<DomainLoader>>()?;
-    loader.load_one(row.domain_id.clone()).await.map_err(loader_error)
+    load_row(loader, row.domain_id.clone()).await
 }
 
 /// The registrar or NameWrapper event in the registration's block that opened it.

@@ -10,7 +10,7 @@ use super::event::{EventConnection, EventsWhereInput, list_events};
 use crate::{
     connection::Paging,
     keyset::{KeyPart, Keyset, keyset_connection},
-    loaders::{AddressesLoader, RecordLoader, TextsLoader, loader_error},
+    loaders::{AddressesLoader, RecordLoader, TextsLoader, load_row, loader_error},
     name,
     scalars::{
         Address, ChainId, CoinType, Hex, InterpretedName, Node, ResolverId, ResolverRecordsId,
@@ -143,7 +143,7 @@ impl Resolver {
         };
         let id = format!("{}-{}-{}", self.chain_id, self.address, node);
         let loader = ctx.data::<DataLoader<RecordLoader>>()?;
-        Ok(loader.load_one(id).await.map_err(loader_error)?.map(ResolverRecords))
+        Ok(load_row(loader, id).await?.map(ResolverRecords))
     }
 }
 
