@@ -2,7 +2,8 @@
 //! they are indexed, over the GraphQL websocket protocols.
 //!
 //! One [`EventFeed`] per schema polls the `events` table (every chain, from where each chain
-//! stood when the feed started) and fans new rows out to every subscriber through a broadcast
+//! stood when the feed started or its first subscriber after an idle spell arrived) and fans
+//! new rows out to every subscriber through a broadcast
 //! channel, so a subscriber costs no database connection and no query of its own. The feed
 //! works the same in an indexing process and in a read-only `serve` process, because it reads
 //! the database rather than the pipeline. When a reorg rolls a chain back below what was
@@ -110,6 +111,11 @@ async fn poll(db: DatabaseConnection, sender: broadcast::Sender<Arc<event::Model
     loop {
         ticker.tick().await;
         if sender.receiver_count() == 0 {
+            // Nobody listens: follow the heads (one indexed read per chain), so a first
+            // subscriber gets what is indexed from then on, not the backlog of an idle spell.
+            if let Ok(heads) = heads(&db).await {
+                positions = heads;
+            }
             continue;
         }
         if let Err(err) = poll_once(&db, &sender, &mut positions).await {

@@ -225,9 +225,14 @@ async fn history(backend: Backend, chain_id: u64) {
     let mut stream = schema.execute_stream(
         "subscription { domainEvents(where: {name: \"name010.eth\"}) { event { id transactionHash } domain { canonical { name { interpreted } } } } }",
     );
+    // A stream subscribes when first polled; a subscription sees what is indexed after it.
+    assert!(
+        tokio::time::timeout(Duration::from_secs(1), stream.next()).await.is_err(),
+        "nothing happened yet"
+    );
     let mut seen = None;
     for round in 0..10 {
-        support::activity(&mut driver, &d, owner, "name010", 1, &format!("sub{round}")).await;
+        support::activity(&mut driver, &d, owner, "name010", 2, &format!("sub{round}")).await;
         if let Ok(Some(response)) =
             tokio::time::timeout(Duration::from_secs(5), stream.next()).await
         {
@@ -315,10 +320,12 @@ async fn subscription_streams_over_websocket() {
     .await
     .unwrap();
 
+    // Two blocks per round: the registrar token of name010.eth moves to account 8, then 9, so
+    // every round has an event about the subscribed domain.
     let owner = driver.accounts[1];
     let mut seen = None;
     for round in 0..10 {
-        support::activity(&mut driver, &d, owner, "name010", 1, &format!("ws{round}")).await;
+        support::activity(&mut driver, &d, owner, "name010", 2, &format!("ws{round}")).await;
         if let Some(message) = next_protocol_message(&mut ws, Duration::from_secs(5)).await {
             seen = Some(message);
             break;
