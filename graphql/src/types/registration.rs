@@ -137,12 +137,12 @@ pub async fn list_registrations(
     Ok(RegistrationConnection { page, select })
 }
 
+/// A registration's renewals, oldest first.
 async fn list_renewals(
-    ctx: &Context<'_>,
+    db: &DatabaseConnection,
     registration_id: &str,
     paging: Paging,
 ) -> Result<RenewalConnection, Error> {
-    let db = ctx.data::<DatabaseConnection>()?;
     let select = renewal::Entity::find()
         .filter(renewal::Column::RegistrationId.eq(registration_id.to_owned()));
     let keyset = Keyset::<renewal::Entity> {
@@ -214,7 +214,8 @@ macro_rules! registration_object {
                 last: Option<i32>,
                 before: Option<String>,
             ) -> Result<RenewalConnection, Error> {
-                list_renewals(ctx, &self.0.id, Paging { first, after, last, before }).await
+                let db = ctx.data::<DatabaseConnection>()?;
+                list_renewals(db, &self.0.id, Paging { first, after, last, before }).await
             }
 
             $($own)*
