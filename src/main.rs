@@ -99,13 +99,80 @@ enum BenchCommand {
         #[arg(long)]
         record: Option<PathBuf>,
     },
+    /// Write a mainnet-shaped corpus of ENS logs (real ABI encodings at the mainnet
+    /// addresses), deterministic for a seed.
+    Generate {
+        /// Logs to generate (at least; a transaction is never split).
+        #[arg(long, default_value_t = 5_000_000)]
+        events: u64,
+        /// Seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output file.
+        #[arg(long, default_value = "corpus.bin")]
+        out: PathBuf,
+    },
+    /// Index a corpus into a fresh database through the real decode -> handle -> write path
+    /// and report events/s, handler and flush time, cache hit rate, peak RSS, bytes per event
+    /// and RPC requests.
+    Run {
+        /// The corpus (from `ensemble bench generate`).
+        #[arg(long, default_value = "corpus.bin")]
+        corpus: PathBuf,
+        /// A fresh database, e.g. sqlite://run.sqlite?mode=rwc or postgres://…/bench.
+        #[arg(long)]
+        database_url: String,
+        /// `local`: the corpus file feeds the decoder; `rpc`: a local JSON-RPC endpoint serves
+        /// the corpus to the real fetcher.
+        #[arg(long, value_enum, default_value = "local")]
+        source: ensemble::bench::run::Source,
+        /// Rows per table in the entity cache.
+        #[arg(long, default_value_t = 200_000)]
+        cache_rows: u64,
+        /// Dirty rows that trigger a flush.
+        #[arg(long, default_value_t = 50_000)]
+        flush_rows: usize,
+        /// Blocks per window.
+        #[arg(long, default_value_t = 2_000)]
+        window: u64,
+        /// Append the result as a row to this file (e.g. BENCHMARKS.md).
+        #[arg(long)]
+        record: Option<PathBuf>,
+    },
 }
 
 /// Runs a benchmark.
 async fn bench(command: BenchCommand) -> anyhow::Result<()> {
     use ensemble::bench::{namegraph, query, report};
     use sea_orm::{EntityTrait, PaginatorTrait};
-    let BenchCommand::Query { database_url, domains, seed, runs, record } = command;
+    let (database_url, domains, seed, runs, record) = match command {
+        BenchCommand::Query { database_url, domains, seed, runs, record } => {
+            (database_url, domains, seed, runs, record)
+        }
+        BenchCommand::Generate { events, seed, out } => return bench_generate(events, seed, &out),
+        BenchCommand::Run {
+            corpus,
+            database_url,
+            source,
+            cache_rows,
+            flush_rows,
+            window,
+            record,
+        } => {
+            let options = ensemble::bench::run::RunOptions {
+                corpus,
+                database_url,
+                source,
+                indexer: ensemble::config::IndexerConfig {
+                    cache_rows,
+                    flush_rows,
+                    mailbox_capacity: 8,
+                },
+                window,
+            };
+            return bench_run(options, record).await;
+        }
+    };
     let db = ensemble::store::database::connect(&database_url).await?;
     let held = entities::domain::Entity::find().count(&db).await?;
     if (held as usize) < domains {
@@ -131,6 +198,71 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
     print!("{}{rows}", report::QUERY_HEADER);
     if let Some(path) = record {
         report::append(&path, report::QUERY_HEADER, &rows)?;
+    }
+    Ok(())
+}
+
+/// `ensemble bench generate`.
+fn bench_generate(events: u64, seed: u64, out: &std::path::Path) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let made = ensemble::bench::generate::generate(out, events, seed)?;
+    let h = made.header;
+    println!(
+        "{}: {} logs in {} transactions, {} blocks with logs of {}..={} ({:.1} s)",
+        out.display(),
+        h.logs,
+        h.transactions,
+        h.blocks,
+        h.first_block,
+        h.last_block,
+        started.elapsed().as_secs_f64()
+    );
+    for (event, count) in &made.mix {
+        println!("  {event:<28} {count:>10}  {:>5.1}%", *count as f64 * 100.0 / h.logs as f64);
+    }
+    Ok(())
+}
+
+/// `ensemble bench run`.
+async fn bench_run(
+    options: ensemble::bench::run::RunOptions,
+    record: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use ensemble::bench::{report, run};
+    let header = run::check_corpus(&options.corpus)?;
+    let bar = indicatif::ProgressBar::new(match options.source {
+        run::Source::Local => header.logs,
+        run::Source::Rpc => header.last_block - header.first_block + 1,
+    });
+    let shown = bar.clone();
+    let made = run::run(&options, move |n| shown.set_position(n)).await?;
+    bar.finish_and_clear();
+    let engine = if options.database_url.starts_with("postgres") { "postgres" } else { "sqlite" };
+    let command = format!(
+        "ensemble bench run --corpus <{} logs, seed {}> --database-url <{engine}> --source {} --cache-rows {} --flush-rows {} --window {}",
+        header.logs,
+        header.seed,
+        options.source.as_str(),
+        options.indexer.cache_rows,
+        options.indexer.flush_rows,
+        options.window
+    );
+    for (event, time) in &made.handlers {
+        println!(
+            "  {event:<22} {:>10} events {:>8.2} s {:>7.2} µs/event",
+            time.count,
+            time.seconds,
+            time.seconds * 1e6 / time.count.max(1) as f64
+        );
+    }
+    println!("  flushes {} ({:.2} s)", made.flushes.count, made.flushes.seconds);
+    for (method, count) in &made.rpc_requests {
+        println!("  rpc {method:<24} {count:>10}");
+    }
+    let row = run::report_row(&report::today(), engine, options.source, &command, &made);
+    print!("{}{row}", run::RUN_HEADER);
+    if let Some(path) = record {
+        report::append(&path, run::RUN_HEADER, &row)?;
     }
     Ok(())
 }

@@ -19,6 +19,9 @@ pub enum BenchError {
     /// The database holds no domains to query.
     #[error("the database holds no domains; generate some with --domains")]
     Empty,
+    /// A corpus file could not be written or read.
+    #[error("corpus {0}")]
+    Corpus(String),
     /// Writing the report.
     #[error("writing {path}: {source}")]
     Report {

@@ -5,11 +5,18 @@
 //!   database (domains, labels, registrations, resolver records), deterministic for a seed;
 //! - [`query`] times the GraphQL queries users run most against such a database and reports
 //!   p50/p99 per query;
+//! - [`generate`] writes a mainnet-shaped corpus of ENS logs ([`corpus`] is its file format);
+//! - [`run`] feeds a corpus through the indexer, from the file or through a local JSON-RPC
+//!   endpoint ([`rpc_server`]), and reports throughput, memory and bytes per event;
 //! - [`report`] formats results as `BENCHMARKS.md` rows and appends them.
 
+pub mod corpus;
 pub mod error;
+pub mod generate;
 pub mod namegraph;
 pub mod query;
 pub mod report;
+pub mod rpc_server;
+pub mod run;
 
 pub use error::BenchError;

@@ -1,0 +1,492 @@
+//! [`run`]: feeds a corpus through the indexer and measures it.
+//!
+//! Two sources, the same decode → handle → write path behind them:
+//!
+//! - [`Source::Local`] reads the corpus file and sends its block windows straight to the
+//!   chain's real decoder actor (the fetcher's place), so nothing but indexing is measured;
+//! - [`Source::Rpc`] starts a JSON-RPC endpoint serving the corpus
+//!   ([`super::rpc_server`]) and runs the real chain supervisor against it, fetcher included,
+//!   counting the requests it makes.
+//!
+//! What is reported: events per second, time per handler, flush time and count, cache hit
+//! rate, peak RSS, database bytes per event, and RPC requests per 10k blocks.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use actix::prelude::*;
+use alloy::primitives::Address;
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+
+use super::{
+    BenchError,
+    corpus::{CorpusBlock, CorpusHeader, CorpusReader},
+};
+use crate::{
+    chain::{
+        ChainSupervisor, PipelineError,
+        decoder::{DecodeJob, Decoder, FetchedRange},
+        handler::Handler,
+        mailbox::MailboxGauge,
+        progress::ChainProgress,
+        supervisor::GetStatus,
+    },
+    config::{ChainConfig, IndexerConfig},
+    ens::{IndexContext, role::ContractRole},
+    rpc::{RpcClient, TxParties},
+    store::EntityStore,
+};
+
+/// The mainnet namespace the corpus is generated for and indexed with.
+const MAINNET_TOML: &str = include_str!("../../config/mainnet.toml");
+
+#[derive(serde::Deserialize)]
+struct Namespace {
+    chains: Vec<ChainConfig>,
+}
+
+/// Chain 1 of `config/mainnet.toml`.
+pub fn mainnet_chain() -> Result<ChainConfig, BenchError> {
+    let ns: Namespace = toml::from_str(MAINNET_TOML)
+        .map_err(|e| BenchError::Corpus(format!("config/mainnet.toml: {e}")))?;
+    ns.chains
+        .into_iter()
+        .find(|c| c.id == 1)
+        .ok_or_else(|| BenchError::Corpus("config/mainnet.toml has no chain 1".into()))
+}
+
+/// Roles of mainnet's configured contracts.
+pub fn mainnet_roles() -> Result<HashMap<Address, ContractRole>, BenchError> {
+    Ok(mainnet_chain()?.contracts.iter().map(|c| (c.address, c.role)).collect())
+}
+
+/// Where the pipeline reads the corpus from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Source {
+    /// The corpus file, handed to the decoder actor directly.
+    Local,
+    /// A local JSON-RPC endpoint serving the corpus, read by the real fetcher.
+    Rpc,
+}
+
+impl Source {
+    /// Name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Local => "local",
+            Self::Rpc => "rpc",
+        }
+    }
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The corpus file.
+    pub corpus: PathBuf,
+    /// Where to index (must be empty of chain 1).
+    pub database_url: String,
+    /// The source.
+    pub source: Source,
+    /// Indexer tuning (cache, flush size, mailbox capacity).
+    pub indexer: IndexerConfig,
+    /// Blocks per window.
+    pub window: u64,
+}
+
+/// Time spent in one event's handler.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HandlerTime {
+    /// Events handled.
+    pub count: u64,
+    /// Seconds in total.
+    pub seconds: f64,
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
+    /// Logs in the corpus.
+    pub events: u64,
+    /// Blocks in the corpus range.
+    pub blocks: u64,
+    /// Wall time from the first window to the last commit.
+    pub seconds: f64,
+    /// Time per event handler.
+    pub handlers: BTreeMap<String, HandlerTime>,
+    /// Flushes and the seconds they took.
+    pub flushes: HandlerTime,
+    /// Cache hits / lookups.
+    pub cache_hit_rate: f64,
+    /// Peak resident set of the process, bytes.
+    pub peak_rss: u64,
+    /// Database size after the run, bytes.
+    pub database_bytes: u64,
+    /// RPC requests per method.
+    pub rpc_requests: BTreeMap<String, u64>,
+}
+
+impl RunReport {
+    /// Events per second.
+    pub fn events_per_second(&self) -> f64 {
+        self.events as f64 / self.seconds.max(1e-9)
+    }
+
+    /// Database bytes per event.
+    pub fn bytes_per_event(&self) -> f64 {
+        self.database_bytes as f64 / self.events.max(1) as f64
+    }
+
+    /// RPC requests per 10k blocks of the range.
+    pub fn requests_per_10k_blocks(&self) -> f64 {
+        self.rpc_requests.values().sum::<u64>() as f64 * 10_000.0 / self.blocks.max(1) as f64
+    }
+}
+
+/// Peak resident set size of this process (`VmHWM`), bytes.
+pub fn peak_rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()))
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Bytes the database occupies: the SQLite file with its WAL, or PostgreSQL's database size.
+pub async fn database_bytes(db: &DatabaseConnection, url: &str) -> Result<u64, BenchError> {
+    let query_err = |e: sea_orm::DbErr| BenchError::Corpus(format!("database size: {e}"));
+    if url.starts_with("postgres") {
+        let row = db
+            .query_one_raw(Statement::from_string(
+                db.get_database_backend(),
+                "SELECT pg_database_size(current_database())::bigint AS bytes",
+            ))
+            .await
+            .map_err(query_err)?;
+        let bytes: i64 = row.map_or(Ok(0), |r| r.try_get("", "bytes")).map_err(query_err)?;
+        return Ok(bytes as u64);
+    }
+    // Fold the WAL into the main file first so the size is the database's, not a log's.
+    db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)").await.map_err(query_err)?;
+    let path = url
+        .trim_start_matches("sqlite://")
+        .trim_start_matches("sqlite:")
+        .split('?')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let size = |p: String| std::fs::metadata(p).map_or(0, |m| m.len());
+    Ok(size(path.clone()) + size(format!("{path}-wal")))
+}
+
+/// The metric samples of `name` (summary `_sum`/`_count` or counters), keyed by label set.
+fn samples(text: &str, name: &str) -> Vec<(String, f64)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let rest = l.strip_prefix(name)?;
+            let (labels, value) = match rest.strip_prefix('{') {
+                Some(r) => {
+                    let (labels, value) = r.split_once('}')?;
+                    (labels.to_owned(), value)
+                }
+                None if rest.starts_with(' ') => (String::new(), rest),
+                None => return None,
+            };
+            Some((labels, value.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+fn label(labels: &str, key: &str) -> Option<String> {
+    labels.split(',').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k == key).then(|| v.trim_matches('"').to_owned())
+    })
+}
+
+/// Reads the run's measurements off the rendered Prometheus page.
+fn from_metrics(text: &str, report: &mut RunReport) {
+    let mut handlers: BTreeMap<String, HandlerTime> = BTreeMap::new();
+    for (labels, v) in samples(text, "ensemble_handler_seconds_sum") {
+        handlers.entry(label(&labels, "event").unwrap_or_default()).or_default().seconds += v;
+    }
+    for (labels, v) in samples(text, "ensemble_handler_seconds_count") {
+        handlers.entry(label(&labels, "event").unwrap_or_default()).or_default().count += v as u64;
+    }
+    report.handlers = handlers;
+    let sum = |name: &str| samples(text, name).iter().map(|(_, v)| v).sum::<f64>();
+    report.flushes = HandlerTime {
+        count: sum("ensemble_flush_seconds_count") as u64,
+        seconds: sum("ensemble_flush_seconds_sum"),
+    };
+    let (hits, misses) = (sum("ensemble_cache_hits_total"), sum("ensemble_cache_misses_total"));
+    report.cache_hit_rate = hits / (hits + misses).max(1.0);
+    report.rpc_requests = samples(text, "ensemble_rpc_requests_total")
+        .into_iter()
+        .filter_map(|(labels, v)| Some((label(&labels, "event")?, v as u64)))
+        .collect();
+}
+
+/// The chain config a run indexes with: mainnet's contracts over the corpus range.
+fn bench_chain(
+    header: &CorpusHeader,
+    window: u64,
+    rpc_url: Option<String>,
+) -> Result<ChainConfig, BenchError> {
+    let mut chain = mainnet_chain()?;
+    chain.id = header.chain_id;
+    chain.rpc_url = rpc_url;
+    chain.start_block = header.first_block;
+    chain.end_block = Some(header.last_block);
+    chain.confirmations = 0;
+    chain.max_block_range = window;
+    // The whole corpus is final: no journal.
+    chain.finality_depth = 0;
+    chain.poll_interval_ms = 50;
+    Ok(chain)
+}
+
+/// Runs the corpus through the indexer into `options.database_url`, which must hold no
+/// checkpoint for the corpus chain (a fresh database).
+pub async fn run(
+    options: &RunOptions,
+    progress: impl Fn(u64) + 'static,
+) -> Result<RunReport, BenchError> {
+    let handle = crate::metrics::install();
+    let reader = CorpusReader::open(&options.corpus)?;
+    let header = *reader.header();
+    let db = crate::store::database::connect(&options.database_url).await?;
+    if crate::store::writer::read_checkpoint(&db, header.chain_id).await?.is_some() {
+        return Err(BenchError::Corpus(format!(
+            "{} already holds chain {}: bench runs need a fresh database",
+            options.database_url, header.chain_id
+        )));
+    }
+    let started = Instant::now();
+    match options.source {
+        Source::Local => run_local(options, reader, db.clone(), progress).await?,
+        Source::Rpc => run_rpc(options, &header, db.clone(), progress).await?,
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let mut report = RunReport {
+        events: header.logs,
+        blocks: header.last_block - header.first_block + 1,
+        seconds,
+        ..RunReport::default()
+    };
+    from_metrics(&handle.render(), &mut report);
+    report.peak_rss = peak_rss();
+    report.database_bytes = database_bytes(&db, &options.database_url).await?;
+    Ok(report)
+}
+
+/// The decoder's and handler's actors, as a chain supervisor builds them.
+fn pipeline(
+    chain: &ChainConfig,
+    indexer: &IndexerConfig,
+    db: DatabaseConnection,
+) -> Result<(Addr<Decoder>, MailboxGauge), BenchError> {
+    let cap = indexer.mailbox_capacity;
+    let registry = chain
+        .contract(ContractRole::Registry)
+        .ok_or_else(|| BenchError::Corpus("mainnet config has no registry".into()))?;
+    let handler_gauge = MailboxGauge::new(chain.id, "handler", "decoder", cap);
+    let decoder_gauge = MailboxGauge::new(chain.id, "decoder", "fetcher", cap);
+    let handler = Handler::new(
+        IndexContext::new(chain.id, registry),
+        EntityStore::new(db.clone(), indexer.cache_rows),
+        indexer.flush_rows,
+        cap,
+        handler_gauge.clone(),
+        Arc::new(ChainProgress::default()),
+    )
+    .start();
+    // The corpus has no value-less TextChanged, so the decoder never calls this endpoint.
+    let rpc = RpcClient::new("http://127.0.0.1:9", chain.id)
+        .map_err(|e| BenchError::Corpus(e.to_string()))?;
+    let job = DecodeJob {
+        chain_id: chain.id,
+        roles: chain.contracts.iter().map(|c| (c.address, c.role)).collect(),
+        rpc,
+        db,
+        handler,
+        handler_gauge,
+    };
+    Ok((Decoder::new(job, decoder_gauge.clone(), cap).start(), decoder_gauge))
+}
+
+/// One window of the corpus as the fetcher would send it.
+fn window(
+    header: &CorpusHeader,
+    from: u64,
+    to: u64,
+    blocks: &[CorpusBlock],
+    gauge: &MailboxGauge,
+) -> FetchedRange {
+    let mut logs = Vec::with_capacity(blocks.iter().map(|b| b.logs.len()).sum());
+    let mut infos = HashMap::with_capacity(blocks.len() + 2);
+    let mut transactions = HashMap::new();
+    for block in blocks {
+        logs.extend(block.rpc_logs(header));
+        infos.insert(block.number, header.block_info(block.number));
+        transactions.extend(
+            block
+                .txs
+                .iter()
+                .map(|tx| (tx.hash, TxParties { hash: tx.hash, from: tx.from, to: Some(tx.to) })),
+        );
+    }
+    infos.insert(from, header.block_info(from));
+    infos.insert(to, header.block_info(to));
+    FetchedRange {
+        from,
+        to,
+        to_hash: header.block_hash(to),
+        logs,
+        blocks: infos,
+        transactions,
+        at_head: to == header.last_block,
+        sent_at: gauge.enqueued(),
+        journal: None,
+    }
+}
+
+fn settle(sent: Option<Result<Result<(), PipelineError>, MailboxError>>) -> Result<(), BenchError> {
+    match sent {
+        Some(Ok(Err(err))) => Err(BenchError::Corpus(format!("pipeline failed: {err}"))),
+        Some(Err(_)) => Err(BenchError::Corpus("decoder mailbox closed".into())),
+        _ => Ok(()),
+    }
+}
+
+async fn run_local(
+    options: &RunOptions,
+    mut reader: CorpusReader,
+    db: DatabaseConnection,
+    progress: impl Fn(u64),
+) -> Result<(), BenchError> {
+    use futures::StreamExt;
+    let header = *reader.header();
+    let chain = bench_chain(&header, options.window, None)?;
+    let (decoder, gauge) = pipeline(&chain, &options.indexer, db)?;
+    let cap = options.indexer.mailbox_capacity;
+    let mut inflight = futures::stream::FuturesOrdered::new();
+    let mut next = header.first_block;
+    let mut pending: Option<CorpusBlock> = reader.next_block()?;
+    let mut sent_logs = 0u64;
+    while next <= header.last_block {
+        let to = (next + options.window - 1).min(header.last_block);
+        let mut blocks = Vec::new();
+        while let Some(block) = pending.take() {
+            if block.number > to {
+                pending = Some(block);
+                break;
+            }
+            blocks.push(block);
+            pending = reader.next_block()?;
+        }
+        sent_logs += blocks.iter().map(|b| b.logs.len() as u64).sum::<u64>();
+        inflight.push_back(decoder.send(window(&header, next, to, &blocks, &gauge)));
+        while inflight.len() >= cap {
+            settle(inflight.next().await)?;
+            progress(sent_logs);
+        }
+        next = to + 1;
+    }
+    while let Some(sent) = inflight.next().await {
+        settle(Some(sent))?;
+    }
+    progress(sent_logs);
+    Ok(())
+}
+
+async fn run_rpc(
+    options: &RunOptions,
+    header: &CorpusHeader,
+    db: DatabaseConnection,
+    progress: impl Fn(u64),
+) -> Result<(), BenchError> {
+    let server = super::rpc_server::serve(&options.corpus).await?;
+    let chain = bench_chain(header, options.window, Some(server.url()))?;
+    let supervisor = ChainSupervisor::new(chain, options.indexer.clone(), db).start();
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let status = supervisor
+            .send(GetStatus)
+            .await
+            .map_err(|_| BenchError::Corpus("chain supervisor stopped".into()))?;
+        if let Some(error) = status.error {
+            return Err(BenchError::Corpus(format!("indexing failed: {error}")));
+        }
+        progress(status.indexed_block.saturating_sub(header.first_block));
+        if status.indexed_block >= header.last_block {
+            break;
+        }
+    }
+    server.stop().await;
+    Ok(())
+}
+
+/// The report's markdown table header.
+pub const RUN_HEADER: &str = "| date | engine | source | events | events/s | handler s | flushes (s) | cache hits | peak RSS MB | DB bytes/event | RPC req/10k blocks | command |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+
+/// One `BENCHMARKS.md` row for `report`.
+pub fn report_row(
+    date: &str,
+    engine: &str,
+    source: Source,
+    command: &str,
+    report: &RunReport,
+) -> String {
+    let handler_secs: f64 = report.handlers.values().map(|h| h.seconds).sum();
+    format!(
+        "| {date} | {engine} | {} | {} | {:.0} | {:.1} | {} ({:.1}) | {:.1}% | {:.0} | {:.0} | {:.1} | `{command}` |\n",
+        source.as_str(),
+        report.events,
+        report.events_per_second(),
+        handler_secs,
+        report.flushes.count,
+        report.flushes.seconds,
+        report.cache_hit_rate * 100.0,
+        report.peak_rss as f64 / 1e6,
+        report.bytes_per_event(),
+        report.requests_per_10k_blocks(),
+    )
+}
+
+/// Whether `path` looks like a corpus (for CLI errors before a long run).
+pub fn check_corpus(path: &Path) -> Result<CorpusHeader, BenchError> {
+    Ok(*CorpusReader::open(path)?.header())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_page_is_read_into_the_report() {
+        let page = "# TYPE x summary\n\
+            ensemble_handler_seconds_sum{chain=\"1\",event=\"NewOwner\"} 1.5\n\
+            ensemble_handler_seconds_count{chain=\"1\",event=\"NewOwner\"} 10\n\
+            ensemble_flush_seconds_sum{chain=\"1\"} 2\n\
+            ensemble_flush_seconds_count{chain=\"1\"} 4\n\
+            ensemble_cache_hits_total{entity=\"domain\"} 3\n\
+            ensemble_cache_misses_total{entity=\"domain\"} 1\n\
+            ensemble_rpc_requests_total{chain=\"1\",event=\"eth_getLogs\"} 7\n";
+        let mut report = RunReport { blocks: 10_000, ..RunReport::default() };
+        from_metrics(page, &mut report);
+        assert_eq!(report.handlers["NewOwner"], HandlerTime { count: 10, seconds: 1.5 });
+        assert_eq!(report.flushes, HandlerTime { count: 4, seconds: 2.0 });
+        assert!((report.cache_hit_rate - 0.75).abs() < 1e-9);
+        assert_eq!(report.rpc_requests["eth_getLogs"], 7);
+        assert!((report.requests_per_10k_blocks() - 7.0).abs() < 1e-9);
+    }
+}
