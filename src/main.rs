@@ -256,6 +256,9 @@ async fn bench_run(
         );
     }
     println!("  flushes {} ({:.2} s)", made.flushes.count, made.flushes.seconds);
+    for (table, secs) in &made.flush_tables {
+        println!("    {table:<20} {secs:>8.2} s");
+    }
     for (method, count) in &made.rpc_requests {
         println!("  rpc {method:<24} {count:>10}");
     }

@@ -13,6 +13,7 @@
 //! | `ensemble_logs_undecodable_total` | counter | chain, contract |
 //! | `ensemble_text_values_unknown_total` | counter | chain |
 //! | `ensemble_handler_seconds`, `ensemble_flush_seconds`, `ensemble_flush_rows` | summary | chain (, event) |
+//! | `ensemble_flush_table_seconds` | summary | entity |
 //! | `ensemble_chain_head_block` / `_finalized_block` / `_indexed_block` / `_lag_blocks` | gauge | chain |
 //! | `ensemble_rpc_requests_total` / `_retries_total` / `_errors_total` | counter | chain, event (= method) |
 //! | `ensemble_cache_hits_total` / `ensemble_cache_misses_total` | counter | entity |
@@ -88,6 +89,11 @@ fn describe() {
     );
     describe_histogram!("ensemble_handler_seconds", Unit::Seconds, "Time to apply one event.");
     describe_histogram!("ensemble_flush_seconds", Unit::Seconds, "Time of one flush transaction.");
+    describe_histogram!(
+        "ensemble_flush_table_seconds",
+        Unit::Seconds,
+        "Time a flush spent writing one table."
+    );
     describe_histogram!("ensemble_flush_rows", Unit::Count, "Rows written by one flush.");
     describe_gauge!("ensemble_chain_head_block", Unit::Count, "Latest block the endpoint reports.");
     describe_gauge!(

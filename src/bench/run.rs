@@ -120,6 +120,8 @@ pub struct RunReport {
     pub handlers: BTreeMap<String, HandlerTime>,
     /// Flushes and the seconds they took.
     pub flushes: HandlerTime,
+    /// Seconds of the flushes per table.
+    pub flush_tables: BTreeMap<String, f64>,
     /// Cache hits / lookups.
     pub cache_hit_rate: f64,
     /// Peak resident set of the process, bytes.
@@ -227,6 +229,10 @@ fn from_metrics(text: &str, report: &mut RunReport) {
         count: sum("ensemble_flush_seconds_count") as u64,
         seconds: sum("ensemble_flush_seconds_sum"),
     };
+    report.flush_tables = samples(text, "ensemble_flush_table_seconds_sum")
+        .into_iter()
+        .filter_map(|(labels, v)| Some((label(&labels, "entity")?, v)))
+        .collect();
     let (hits, misses) = (sum("ensemble_cache_hits_total"), sum("ensemble_cache_misses_total"));
     report.cache_hit_rate = hits / (hits + misses).max(1.0);
     report.rpc_requests = samples(text, "ensemble_rpc_requests_total")
@@ -261,6 +267,7 @@ pub async fn run(
     progress: impl Fn(u64) + 'static,
 ) -> Result<RunReport, BenchError> {
     let handle = crate::metrics::install();
+    crate::rpc::client::install_tls_provider();
     let reader = CorpusReader::open(&options.corpus)?;
     let header = *reader.header();
     let db = crate::store::database::connect(&options.database_url).await?;

@@ -133,6 +133,11 @@ async fn apply_batch(
     {
         return (store, Err(err));
     }
+    // Every row the batch will read that is not in memory, in a few queries.
+    let keys = crate::ens::prefetch::keys(&ctx, &batch.events);
+    if let Err(err) = store.prefetch(keys).await {
+        return (store, Err(err.into()));
+    }
     // Position of an event among those decoded from the same log.
     let mut seq = 0;
     let mut previous_log = None;

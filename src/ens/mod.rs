@@ -3,7 +3,7 @@
 //! entity changes through the [`EntityStore`](crate::store::EntityStore):
 //! [`registry`], [`base_registrar`], [`controller`], [`resolver`], [`name_wrapper`], with
 //! [`registration`] and [`token`] holding what the registrar and NameWrapper share.
-//! [`apply`] dispatches an event to its handler. Nothing here speaks RPC or SQL.
+//! [`apply`] dispatches an event to its handler; [`prefetch`] lists the rows a batch will read. Nothing here speaks RPC or SQL.
 
 pub mod abi;
 pub mod apply;
@@ -17,6 +17,7 @@ pub mod history;
 pub mod labels;
 pub mod name;
 pub mod name_wrapper;
+pub mod prefetch;
 pub mod registration;
 pub mod registry;
 pub mod resolver;

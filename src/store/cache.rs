@@ -27,6 +27,16 @@ impl<V: Clone + Send + Sync + 'static> EntityCache<V> {
         hit
     }
 
+    /// Whether the cache knows `key` (a row or its absence); not counted as a lookup.
+    pub fn knows(&self, key: &str) -> bool {
+        self.inner.contains_key(key)
+    }
+
+    /// The cached row of `key`, if any; not counted as a lookup.
+    pub fn peek(&self, key: &str) -> Option<V> {
+        self.inner.get(key).flatten()
+    }
+
     /// Whether a row (not an absence) is cached; not counted as a lookup.
     pub fn holds_row(&self, key: &str) -> bool {
         matches!(self.inner.get(key), Some(Some(_)))

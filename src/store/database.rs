@@ -16,9 +16,6 @@ pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
 
 /// SQLite page cache per connection, KiB.
 pub const SQLITE_CACHE_KIB: u64 = 32 * 1024;
-/// Bytes of the SQLite file mapped into memory (file-backed: the kernel's page cache, not the
-/// process's heap).
-pub const SQLITE_MMAP_BYTES: u64 = 4 << 30;
 
 /// Begins a transaction that will write. On SQLite it takes the write lock at `BEGIN`
 /// (`BEGIN IMMEDIATE`): a transaction that reads first and writes later would otherwise fail
@@ -56,15 +53,15 @@ pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, 
         // checkpoint of the WAL and loses at most the last transaction on power loss, never
         // consistency. busy_timeout covers reader/writer contention. The default page cache
         // (2 MiB) makes every index page of a large database a read syscall: each connection
-        // gets SQLITE_CACHE_KIB of cache, and the file is memory-mapped so reads of pages
-        // outside it are page-cache hits, not syscalls.
+        // gets SQLITE_CACHE_KIB of cache. The file is not memory-mapped: mapped pages count
+        // in the process's resident set (a backfill's RSS grew with the database), while
+        // reads outside the page cache are served by the kernel's file cache anyway.
         opts.map_sqlx_sqlite_opts(|o| {
             o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
                 .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(30))
                 .create_if_missing(true)
                 .pragma("cache_size", format!("-{SQLITE_CACHE_KIB}"))
-                .pragma("mmap_size", SQLITE_MMAP_BYTES.to_string())
                 .pragma("temp_store", "memory")
         });
     } else {

@@ -75,6 +75,58 @@ where
     Ok(row)
 }
 
+/// Primary keys a batch will read, per table (see `ens::prefetch`).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PrefetchKeys {
+    /// Domain ids.
+    pub domains: Vec<String>,
+    /// Label hashes.
+    pub labels: Vec<String>,
+    /// Resolver record ids.
+    pub records: Vec<String>,
+}
+
+/// Keys per `IN (…)` query of a prefetch. Every query binds exactly this many values (the
+/// last chunk repeats its last key), so each table has one prefetch statement and the
+/// prepared-statement cache holds one entry for it, not one per batch size.
+pub const PREFETCH_CHUNK: usize = 500;
+
+/// Loads the rows of `keys` that are neither dirty nor cached, in fixed-size `IN` queries,
+/// and caches every answer (absences too). Returns the rows read from the database.
+async fn prefetch_table<E>(
+    db: &DatabaseConnection,
+    table: &Table<E::Model>,
+    column: E::Column,
+    mut keys: Vec<String>,
+    key_of: impl Fn(&E::Model) -> &str,
+) -> Result<usize, StoreError>
+where
+    E: EntityTrait,
+    E::Model: Clone + Send + Sync + 'static,
+{
+    keys.sort_unstable();
+    keys.dedup();
+    keys.retain(|k| !table.dirty.contains_key(k) && !table.cache.knows(k));
+    let mut loaded = 0;
+    for chunk in keys.chunks(PREFETCH_CHUNK) {
+        let pad = chunk.last().cloned().into_iter().cycle().take(PREFETCH_CHUNK - chunk.len());
+        let rows = E::find()
+            .filter(column.is_in(chunk.iter().cloned().chain(pad)))
+            .all(db)
+            .await
+            .map_err(StoreError::db("prefetch"))?;
+        loaded += rows.len();
+        let found: HashSet<String> = rows.iter().map(|r| key_of(r).to_owned()).collect();
+        for row in rows {
+            table.cache.insert(key_of(&row).to_owned(), Some(row));
+        }
+        for key in chunk.iter().filter(|k| !found.contains(*k)) {
+            table.cache.insert(key.clone(), None);
+        }
+    }
+    Ok(loaded)
+}
+
 /// Handler-facing view of the database for one chain.
 #[derive(Debug)]
 pub struct EntityStore {
@@ -121,6 +173,53 @@ impl EntityStore {
     /// The database this store writes to.
     pub fn db(&self) -> &DatabaseConnection {
         &self.db
+    }
+
+    /// Loads, in a few queries, the rows of `keys` that are not in memory yet, then the
+    /// latest registration of each of those domains, so the handlers of a batch find what
+    /// they read in the cache. Returns the rows read from the database.
+    pub async fn prefetch(&mut self, keys: PrefetchKeys) -> Result<usize, StoreError> {
+        let PrefetchKeys { domains, labels, records } = keys;
+        let mut loaded = prefetch_table::<label::Entity>(
+            &self.db,
+            &self.labels,
+            label::Column::LabelHash,
+            labels,
+            |r| &r.label_hash,
+        )
+        .await?;
+        loaded += prefetch_table::<resolver_record::Entity>(
+            &self.db,
+            &self.records,
+            resolver_record::Column::Id,
+            records,
+            |r| &r.id,
+        )
+        .await?;
+        loaded += prefetch_table::<domain::Entity>(
+            &self.db,
+            &self.domains,
+            domain::Column::Id,
+            domains.clone(),
+            |r| &r.id,
+        )
+        .await?;
+        let registrations: Vec<String> = domains
+            .iter()
+            .filter_map(|id| match self.domains.dirty.get(id) {
+                Some(row) => row.registration_id.clone(),
+                None => self.domains.cache.peek(id).and_then(|row| row.registration_id),
+            })
+            .collect();
+        loaded += prefetch_table::<registration::Entity>(
+            &self.db,
+            &self.registrations,
+            registration::Column::Id,
+            registrations,
+            |r| &r.id,
+        )
+        .await?;
+        Ok(loaded)
     }
 
     /// A domain by id.

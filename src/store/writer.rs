@@ -17,6 +17,23 @@ use super::{StoreError, journal::JournalWindow};
 /// this many values so one chunk fits either engine.
 pub const MAX_BINDS_PER_STATEMENT: usize = 30_000;
 
+/// Rows per upsert statement. Statements come in a few fixed shapes (this many rows, then
+/// halves of it for the remainder: 128, 64, … 1), so each table has at most nine statement
+/// texts, parsed and prepared once per connection. Chunks sized by whatever was dirty made a
+/// new multi-thousand-row statement text nearly every flush: parsed each time and kept in
+/// the prepared-statement cache, they cost more than the rows (BENCHMARKS.md).
+pub const UPSERT_ROWS: usize = 256;
+
+/// Splits `len` rows into the fixed statement sizes: full [`UPSERT_ROWS`] chunks, then the
+/// remainder's binary digits, largest first.
+pub fn statement_sizes(len: usize) -> impl Iterator<Item = usize> {
+    let full = std::iter::repeat_n(UPSERT_ROWS, len / UPSERT_ROWS);
+    let rest = len % UPSERT_ROWS;
+    let bits =
+        (0..UPSERT_ROWS.trailing_zeros()).rev().map(|b| 1 << b).filter(move |b| rest & b != 0);
+    full.chain(bits)
+}
+
 /// How far a chain is indexed: written in the same transaction as the rows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Checkpoint {
@@ -85,8 +102,10 @@ where
     let pk: Vec<E::Column> = E::PrimaryKey::iter().map(|k| k.into_column()).collect();
     let updates: Vec<E::Column> =
         E::Column::iter().filter(|c| !pk.iter().any(|k| k.as_str() == c.as_str())).collect();
-    let chunk = (MAX_BINDS_PER_STATEMENT / E::Column::iter().count()).max(1);
-    for rows in rows.chunks(chunk) {
+    let mut rest = rows;
+    for size in statement_sizes(rows.len()) {
+        let (rows, tail) = rest.split_at(size);
+        rest = tail;
         let mut conflict = OnConflict::columns(pk.clone());
         if updates.is_empty() {
             conflict.do_nothing();
@@ -99,6 +118,26 @@ where
             .await
             .map_err(StoreError::db("upsert"))?;
     }
+    Ok(())
+}
+
+/// [`upsert`], timed into `ensemble_flush_table_seconds{entity}`: which table a flush spends
+/// its time on.
+async fn timed_upsert<E, C>(
+    db: &C,
+    rows: &[E::Model],
+    entity: &'static str,
+) -> Result<(), StoreError>
+where
+    E: EntityTrait,
+    E::Model: IntoActiveModel<E::ActiveModel> + Clone,
+    E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
+    C: sea_orm::ConnectionTrait,
+{
+    let started = std::time::Instant::now();
+    upsert::<E, C>(db, rows).await?;
+    metrics::histogram!("ensemble_flush_table_seconds", "entity" => entity)
+        .record(started.elapsed().as_secs_f64());
     Ok(())
 }
 
@@ -128,14 +167,15 @@ pub async fn write(
                 .map_err(StoreError::db("clear texts"))?;
         }
     }
-    upsert::<label::Entity, _>(&txn, &changes.labels).await?;
-    upsert::<domain::Entity, _>(&txn, &changes.domains).await?;
-    upsert::<registration::Entity, _>(&txn, &changes.registrations).await?;
-    upsert::<renewal::Entity, _>(&txn, &changes.renewals).await?;
-    upsert::<resolver_record::Entity, _>(&txn, &changes.records).await?;
-    upsert::<resolver_address::Entity, _>(&txn, &changes.addresses).await?;
-    upsert::<resolver_text::Entity, _>(&txn, &changes.texts).await?;
-    upsert::<event::Entity, _>(&txn, &changes.events).await?;
+    timed_upsert::<label::Entity, _>(&txn, &changes.labels, "label").await?;
+    timed_upsert::<domain::Entity, _>(&txn, &changes.domains, "domain").await?;
+    timed_upsert::<registration::Entity, _>(&txn, &changes.registrations, "registration").await?;
+    timed_upsert::<renewal::Entity, _>(&txn, &changes.renewals, "renewal").await?;
+    timed_upsert::<resolver_record::Entity, _>(&txn, &changes.records, "resolver_record").await?;
+    timed_upsert::<resolver_address::Entity, _>(&txn, &changes.addresses, "resolver_address")
+        .await?;
+    timed_upsert::<resolver_text::Entity, _>(&txn, &changes.texts, "resolver_text").await?;
+    timed_upsert::<event::Entity, _>(&txn, &changes.events, "event").await?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
@@ -166,4 +206,20 @@ pub async fn read_checkpoint(
             block_number: c.block_number as u64,
             block_hash: c.block_hash,
         }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_split_into_fixed_statement_sizes() {
+        for len in [0, 1, 2, 3, 255, 256, 257, 1000, 5 * 256 + 77] {
+            let sizes: Vec<usize> = statement_sizes(len).collect();
+            assert_eq!(sizes.iter().sum::<usize>(), len, "{len}: {sizes:?}");
+            assert!(sizes.iter().all(|s| s.is_power_of_two() && *s <= UPSERT_ROWS), "{sizes:?}");
+            assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
+        }
+        assert_eq!(statement_sizes(256 + 7).collect::<Vec<_>>(), vec![256, 4, 2, 1]);
+    }
 }

@@ -18,3 +18,4 @@ mod reorg;
 mod restart;
 mod split;
 mod support;
+mod throughput;
