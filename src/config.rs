@@ -75,6 +75,9 @@ pub struct IndexerConfig {
     pub flush_rows: usize,
     /// Capacity of every actor mailbox on the data path.
     pub mailbox_capacity: usize,
+    /// On a fresh database, set the API's query indexes aside until every chain has caught
+    /// up, then build them once (`store::query_indexes`).
+    pub defer_query_indexes: bool,
 }
 
 /// `[[chains]]`.

@@ -113,6 +113,16 @@ async fn ready(state: web::Data<HttpState>) -> HttpResponse {
         return unavailable("database unreachable".into());
     }
     if state.ready_requires_sync {
+        match crate::store::query_indexes::pending(&state.db).await {
+            Ok(pending) if pending.is_empty() => {}
+            Ok(pending) => {
+                return unavailable(format!(
+                    "query indexes are being built: {} left",
+                    pending.len()
+                ));
+            }
+            Err(_) => return unavailable("index status unavailable".into()),
+        }
         let rows = match statuses(&state.db).await {
             Ok(rows) => rows,
             Err(_) => return unavailable("status unavailable".into()),

@@ -135,6 +135,10 @@ enum BenchCommand {
         /// Blocks per window.
         #[arg(long, default_value_t = 2_000)]
         window: u64,
+        /// Keep every query index during the run instead of building the deferred ones at
+        /// the end (`indexer.defer_query_indexes = false`).
+        #[arg(long)]
+        keep_indexes: bool,
         /// Append the result as a row to this file (e.g. BENCHMARKS.md).
         #[arg(long)]
         record: Option<PathBuf>,
@@ -157,6 +161,7 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
             cache_rows,
             flush_rows,
             window,
+            keep_indexes,
             record,
         } => {
             let options = ensemble::bench::run::RunOptions {
@@ -167,6 +172,7 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
                     cache_rows,
                     flush_rows,
                     mailbox_capacity: 8,
+                    defer_query_indexes: !keep_indexes,
                 },
                 window,
             };
@@ -239,13 +245,14 @@ async fn bench_run(
     bar.finish_and_clear();
     let engine = if options.database_url.starts_with("postgres") { "postgres" } else { "sqlite" };
     let command = format!(
-        "ensemble bench run --corpus <{} logs, seed {}> --database-url <{engine}> --source {} --cache-rows {} --flush-rows {} --window {}",
+        "ensemble bench run --corpus <{} logs, seed {}> --database-url <{engine}> --source {} --cache-rows {} --flush-rows {} --window {}{}",
         header.logs,
         header.seed,
         options.source.as_str(),
         options.indexer.cache_rows,
         options.indexer.flush_rows,
-        options.window
+        options.window,
+        if options.indexer.defer_query_indexes { "" } else { " --keep-indexes" }
     );
     for (event, time) in &made.handlers {
         println!(

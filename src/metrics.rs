@@ -14,6 +14,7 @@
 //! | `ensemble_text_values_unknown_total` | counter | chain |
 //! | `ensemble_handler_seconds`, `ensemble_flush_seconds`, `ensemble_flush_rows` | summary | chain (, event) |
 //! | `ensemble_flush_table_seconds` | summary | entity |
+//! | `ensemble_query_indexes_deferred` | gauge | |
 //! | `ensemble_chain_head_block` / `_finalized_block` / `_indexed_block` / `_lag_blocks` | gauge | chain |
 //! | `ensemble_rpc_requests_total` / `_retries_total` / `_errors_total` | counter | chain, event (= method) |
 //! | `ensemble_cache_hits_total` / `ensemble_cache_misses_total` | counter | entity |
@@ -89,6 +90,11 @@ fn describe() {
     );
     describe_histogram!("ensemble_handler_seconds", Unit::Seconds, "Time to apply one event.");
     describe_histogram!("ensemble_flush_seconds", Unit::Seconds, "Time of one flush transaction.");
+    describe_gauge!(
+        "ensemble_query_indexes_deferred",
+        Unit::Count,
+        "Query indexes set aside for the first backfill and not built yet."
+    );
     describe_histogram!(
         "ensemble_flush_table_seconds",
         Unit::Seconds,

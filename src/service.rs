@@ -28,6 +28,57 @@ pub enum Mode {
     Index,
 }
 
+/// On a fresh database (no chain has a checkpoint yet) with deferral on, sets the query
+/// indexes aside for the first backfill.
+async fn defer_query_indexes(db: &DatabaseConnection, enabled: bool) -> Result<(), Error> {
+    use sea_orm::EntityTrait;
+    let fresh = entities::checkpoint::Entity::find()
+        .one(db)
+        .await
+        .map_err(store::StoreError::db("read checkpoints"))?
+        .is_none();
+    if enabled && fresh {
+        let deferred = store::query_indexes::defer(db).await?;
+        tracing::info!(target: "ensemble", deferred, "Fresh database: query indexes are built once the chains catch up");
+    }
+    Ok(())
+}
+
+/// How often the index builder looks at the chains, and waits after a failed build.
+const INDEX_BUILD_POLL: Duration = Duration::from_secs(1);
+const INDEX_BUILD_RETRY: Duration = Duration::from_secs(30);
+
+/// Builds the deferred query indexes once every chain of this process has caught up.
+async fn build_query_indexes_when_synced(db: DatabaseConnection, chains: Chains) {
+    use crate::{chain::supervisor::GetStatus, http::SYNCED_PHASES};
+    loop {
+        tokio::time::sleep(INDEX_BUILD_POLL).await;
+        let mut synced = true;
+        for chain in chains.values() {
+            match chain.send(GetStatus).await {
+                Ok(status) if SYNCED_PHASES.contains(&status.phase) => {}
+                Ok(_) => synced = false,
+                // The supervisor is gone: the process is stopping.
+                Err(_) => return,
+            }
+        }
+        if !synced {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        match store::query_indexes::build(&db).await {
+            Ok(built) => {
+                tracing::info!(target: "ensemble", built, secs = started.elapsed().as_secs_f64(), "Query indexes built");
+                return;
+            }
+            Err(err) => {
+                tracing::warn!(target: "ensemble", error = %err, "Building query indexes failed; retrying");
+                tokio::time::sleep(INDEX_BUILD_RETRY).await;
+            }
+        }
+    }
+}
+
 /// A started service. Must be created inside an actix `System`.
 #[derive(Debug)]
 pub struct Service {
@@ -52,6 +103,9 @@ impl Service {
             Mode::Serve => store::database::connect_without_migrating(&config.database.url).await?,
             Mode::Run | Mode::Index => store::database::connect(&config.database.url).await?,
         };
+        if mode != Mode::Serve && !config.chains.is_empty() {
+            defer_query_indexes(&db, config.indexer.defer_query_indexes).await?;
+        }
         let chains: Chains = if mode == Mode::Serve {
             Chains::new()
         } else {
@@ -65,6 +119,9 @@ impl Service {
                 })
                 .collect()
         };
+        if mode != Mode::Serve && !store::query_indexes::pending(&db).await?.is_empty() {
+            actix_rt::spawn(build_query_indexes_when_synced(db.clone(), chains.clone()));
+        }
         let schema = (mode != Mode::Index).then(|| graphql::build_schema(db.clone()));
         let state = HttpState {
             db: db.clone(),

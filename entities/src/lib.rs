@@ -12,6 +12,7 @@
 
 pub mod chain_status;
 pub mod checkpoint;
+pub mod deferred_index;
 pub mod domain;
 pub mod event;
 pub mod journal_entry;

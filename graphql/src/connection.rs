@@ -410,11 +410,11 @@ impl DomainConnection {
         if let Some(text) = cursor {
             query = query.filter(after(order.by, walk, decode_cursor(text, order)?));
         }
-        let mut rows = query
+        let query = query
             .order_by(column(order.by), sql_order.clone())
             .order_by(domain::Column::Id, sql_order)
-            .limit(size + 1)
-            .all(db)
+            .limit(size + 1);
+        let mut rows = crate::schema_retry::retry_schema_change(|| query.clone().all(db))
             .await
             .map_err(internal)?;
         let more = rows.len() as u64 > size;
@@ -454,9 +454,9 @@ impl DomainConnection {
     /// Number of domains matching the filter (all pages).
     async fn total_count(&self, ctx: &Context<'_>) -> Result<u64, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        domain::Entity::find()
-            .filter(self.filter.condition(db.get_database_backend()))
-            .count(db)
+        let select =
+            domain::Entity::find().filter(self.filter.condition(db.get_database_backend()));
+        crate::schema_retry::retry_schema_change(|| select.clone().count(db))
             .await
             .map_err(internal)
     }

@@ -159,7 +159,10 @@ impl<E: EntityTrait> Keyset<E> {
         for col in &self.columns {
             query = query.order_by(*col, order.clone());
         }
-        let mut rows = query.limit(size + 1).all(db).await.map_err(internal)?;
+        let query = query.limit(size + 1);
+        let mut rows = crate::schema_retry::retry_schema_change(|| query.clone().all(db))
+            .await
+            .map_err(internal)?;
         let more = rows.len() as u64 > size;
         rows.truncate(size as usize);
         if backward {
@@ -180,7 +183,7 @@ pub async fn count<E: EntityTrait>(db: &DatabaseConnection, select: Select<E>) -
 where
     E::Model: Sync,
 {
-    select.count(db).await.map_err(internal)
+    crate::schema_retry::retry_schema_change(|| select.clone().count(db)).await.map_err(internal)
 }
 
 /// Declares a Relay connection type over a keyset [`Page`] of `$node`, with a lazy

@@ -14,6 +14,7 @@ pub mod name;
 pub mod query;
 pub mod scalars;
 pub mod schema;
+pub mod schema_retry;
 pub mod subscription;
 pub mod types;
 

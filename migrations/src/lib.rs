@@ -1,9 +1,10 @@
 //! Schema migrations of the Ensemble database, for SQLite and PostgreSQL alike.
 //!
 //! Migrations are frozen once released: they never import the `entities` crate, so a later
-//! change to an entity cannot silently change what an old migration creates. Every query index
-//! the indexer and the API rely on is created here, before indexing starts, so no restart ever
-//! rebuilds an index.
+//! change to an entity cannot silently change what an old migration creates. Every index is
+//! created here. On a fresh database the indexer may set the API's query indexes aside for its
+//! first backfill and build them once when it catches up (`deferred_indexes`, migration 9);
+//! a restart never drops or rebuilds an index that exists.
 
 pub use sea_orm_migration::prelude::*;
 
@@ -15,6 +16,7 @@ mod m20261130_000005_address_lookup;
 mod m20261130_000006_create_events;
 mod m20261130_000007_name_search;
 mod m20261130_000008_drop_redundant_indexes;
+mod m20261130_000009_deferred_indexes;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -32,6 +34,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000006_create_events::Migration),
             Box::new(m20261130_000007_name_search::Migration),
             Box::new(m20261130_000008_drop_redundant_indexes::Migration),
+            Box::new(m20261130_000009_deferred_indexes::Migration),
         ]
     }
 }

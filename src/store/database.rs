@@ -69,6 +69,15 @@ pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, 
         // plan cached after a few executions cannot see the values and picks scans that a
         // custom plan avoids. Planning each execution costs well under a millisecond.
         opts.map_sqlx_postgres_opts(|o| o.options([("plan_cache_mode", "force_custom_plan")]));
+        // sqlx leaves Nagle's algorithm on: see `tcp_nodelay`.
+        opts.map_sqlx_postgres_pool_opts(|o| {
+            o.after_connect(|_, _| {
+                Box::pin(async {
+                    super::tcp_nodelay::set_on_all_tcp_sockets();
+                    Ok(())
+                })
+            })
+        });
     }
     Database::connect(opts).await.map_err(StoreError::db("connect"))
 }

@@ -5,13 +5,18 @@
 //!   database plus a dirty set of changed rows;
 //! - [`writer`] flushes a dirty set in ONE transaction together with the chain checkpoint, so
 //!   a crash leaves either all of a batch or none of it, and a restart resumes after the
-//!   checkpoint with nothing applied twice.
+//!   checkpoint with nothing applied twice;
+//! - [`query_indexes`] sets the API's query indexes aside during a fresh database's first
+//!   backfill and builds them once when it catches up;
+//! - [`tcp_nodelay`] turns Nagle's algorithm off for the PostgreSQL connections.
 
 pub mod cache;
 pub mod database;
 pub mod entity_store;
 pub mod error;
 pub mod journal;
+pub mod query_indexes;
+pub mod tcp_nodelay;
 pub mod writer;
 
 pub use entity_store::EntityStore;

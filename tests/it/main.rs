@@ -14,6 +14,7 @@ mod history;
 mod indexing;
 mod metrics;
 mod ordering;
+mod query_indexes;
 mod reorg;
 mod restart;
 mod split;

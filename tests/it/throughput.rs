@@ -78,12 +78,22 @@ async fn fast_path_slow_path_and_rpc_build_the_same_namegraph() {
     let made = generate(&corpus, 6_000, 5).expect("generate");
     assert!(made.header.logs >= 6_000);
 
-    let fast = IndexerConfig { cache_rows: 200_000, flush_rows: 50_000, mailbox_capacity: 8 };
+    let fast = IndexerConfig {
+        cache_rows: 200_000,
+        flush_rows: 50_000,
+        mailbox_capacity: 8,
+        defer_query_indexes: true,
+    };
     let (_a, fast_dump, fast_answers) =
         index(&corpus, Backend::Sqlite, Source::Local, fast.clone(), 2_000).await;
     // The obvious path: nothing cached, so every read is a query against what was committed;
     // one block per batch and a commit after each.
-    let slow = IndexerConfig { cache_rows: 0, flush_rows: 1, mailbox_capacity: 1 };
+    let slow = IndexerConfig {
+        cache_rows: 0,
+        flush_rows: 1,
+        mailbox_capacity: 1,
+        defer_query_indexes: false,
+    };
     let (_b, slow_dump, slow_answers) =
         index(&corpus, Backend::Sqlite, Source::Local, slow, 1).await;
     let (_c, rpc_dump, rpc_answers) =

@@ -1,0 +1,156 @@
+//! Query indexes deferred during a fresh database's first backfill.
+//!
+//! The API's listing indexes (domains by parent, owner or globally in every order, events by
+//! domain, address and sender, name search on PostgreSQL, address lookups) cost a B-tree insert
+//! per row written and nothing the indexer reads. On a fresh database, [`defer`] drops them and
+//! records each exact `CREATE INDEX` statement in `deferred_indexes`, in one transaction;
+//! [`build`] recreates them once the chains have caught up, one index per transaction, and
+//! forgets each as it lands. So a crash leaves every index either present or recorded, a
+//! restart resumes the build where it stopped, and an index that exists is never dropped or
+//! rebuilt again (ENSNode rebuilds all of its indexes after every restart).
+//!
+//! Only indexes are deferred, never triggers: a missing index makes a query slower, never
+//! wrong. While indexes are deferred, `/ready` answers 503 with the reason.
+
+use entities::deferred_index;
+use sea_orm::{
+    ConnectionTrait, DatabaseBackend, DatabaseConnection, EntityTrait, IntoActiveModel, QueryOrder,
+    Statement, TransactionTrait, sea_query::OnConflict,
+};
+
+use super::StoreError;
+
+/// Indexes that only the API reads. The indexer's own lookups (primary keys,
+/// `domains_label_hash` and `domains_parent_name_id` for the heal cascade, registrations and
+/// renewals by domain) are never deferred.
+pub const DEFERRABLE: &[&str] = &[
+    "domains_node",
+    "domains_name_id",
+    "domains_depth_id",
+    "domains_start_id",
+    "domains_expiry_id",
+    "domains_parent_depth_id",
+    "domains_parent_start_id",
+    "domains_parent_expiry_id",
+    "domains_owner_name_id",
+    "domains_owner_depth_id",
+    "domains_owner_start_id",
+    "domains_owner_expiry_id",
+    "domains_name_trgm",
+    "events_node",
+    "events_address",
+    "events_from",
+    "resolver_addresses_address",
+    "resolver_records_node",
+];
+
+/// The `CREATE INDEX` statement of `name`, if the index exists.
+async fn definition<C: ConnectionTrait>(db: &C, name: &str) -> Result<Option<String>, StoreError> {
+    let backend = db.get_database_backend();
+    let (sql, column) = match backend {
+        DatabaseBackend::Postgres => {
+            ("SELECT indexdef AS def FROM pg_indexes WHERE indexname = $1", "def")
+        }
+        _ => ("SELECT sql AS def FROM sqlite_master WHERE type = 'index' AND name = ?", "def"),
+    };
+    let row = db
+        .query_one_raw(Statement::from_sql_and_values(backend, sql, [name.into()]))
+        .await
+        .map_err(StoreError::db("read index definition"))?;
+    row.map(|r| r.try_get::<String>("", column))
+        .transpose()
+        .map_err(StoreError::db("read index definition"))
+}
+
+/// Drops every deferrable index that exists and records its definition, in one transaction.
+/// Returns how many were deferred.
+pub async fn defer(db: &DatabaseConnection) -> Result<usize, StoreError> {
+    let txn = db.begin().await.map_err(StoreError::db("begin"))?;
+    let mut deferred = 0;
+    for name in DEFERRABLE {
+        let Some(definition) = definition(&txn, name).await? else { continue };
+        let row = deferred_index::Model { name: (*name).to_owned(), definition };
+        deferred_index::Entity::insert(row.into_active_model())
+            .on_conflict(OnConflict::column(deferred_index::Column::Name).do_nothing().to_owned())
+            .exec_without_returning(&txn)
+            .await
+            .map_err(StoreError::db("record deferred index"))?;
+        txn.execute_unprepared(&format!("DROP INDEX {name}"))
+            .await
+            .map_err(StoreError::db("drop deferred index"))?;
+        deferred += 1;
+    }
+    txn.commit().await.map_err(StoreError::db("commit"))?;
+    metrics::gauge!("ensemble_query_indexes_deferred").set(pending(db).await?.len() as f64);
+    Ok(deferred)
+}
+
+/// Names of the indexes still deferred.
+pub async fn pending(db: &DatabaseConnection) -> Result<Vec<String>, StoreError> {
+    Ok(deferred_index::Entity::find()
+        .order_by_asc(deferred_index::Column::Name)
+        .all(db)
+        .await
+        .map_err(StoreError::db("read deferred indexes"))?
+        .into_iter()
+        .map(|r| r.name)
+        .collect())
+}
+
+/// `CREATE INDEX …` as `CREATE INDEX IF NOT EXISTS …`, so a build interrupted between creating
+/// an index and forgetting it finishes without an error.
+fn if_not_exists(definition: &str) -> String {
+    for prefix in ["CREATE UNIQUE INDEX ", "CREATE INDEX "] {
+        if let Some(rest) = definition.strip_prefix(prefix)
+            && !rest.starts_with("IF NOT EXISTS")
+        {
+            return format!("{prefix}IF NOT EXISTS {rest}");
+        }
+    }
+    definition.to_owned()
+}
+
+/// Recreates every deferred index, each in its own transaction with forgetting it. Returns
+/// how many were built.
+pub async fn build(db: &DatabaseConnection) -> Result<usize, StoreError> {
+    let rows = deferred_index::Entity::find()
+        .order_by_asc(deferred_index::Column::Name)
+        .all(db)
+        .await
+        .map_err(StoreError::db("read deferred indexes"))?;
+    let total = rows.len();
+    let mut left = total;
+    for row in rows {
+        let started = std::time::Instant::now();
+        let txn = db.begin().await.map_err(StoreError::db("begin"))?;
+        txn.execute_unprepared(&if_not_exists(&row.definition))
+            .await
+            .map_err(StoreError::db("build deferred index"))?;
+        deferred_index::Entity::delete_by_id(row.name.clone())
+            .exec(&txn)
+            .await
+            .map_err(StoreError::db("forget deferred index"))?;
+        txn.commit().await.map_err(StoreError::db("commit"))?;
+        left -= 1;
+        metrics::gauge!("ensemble_query_indexes_deferred").set(left as f64);
+        tracing::info!(target: "store::indexes", index = %row.name, secs = started.elapsed().as_secs_f64(), "Built query index");
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_become_idempotent() {
+        assert_eq!(
+            if_not_exists("CREATE INDEX events_node ON events (chain_id, node)"),
+            "CREATE INDEX IF NOT EXISTS events_node ON events (chain_id, node)"
+        );
+        assert_eq!(
+            if_not_exists("CREATE INDEX IF NOT EXISTS x ON t (a)"),
+            "CREATE INDEX IF NOT EXISTS x ON t (a)"
+        );
+    }
+}

@@ -1,0 +1,109 @@
+//! Deferred query indexes: a fresh database indexes without the API's listing indexes and
+//! builds them, with their exact definitions, once the chain has caught up; `/ready` waits
+//! for them; a restart neither defers nor rebuilds anything.
+
+use std::time::{Duration, Instant};
+
+use ensemble::{
+    Service,
+    devnet::scenario::ScenarioOptions,
+    store::query_indexes::{DEFERRABLE, build, defer, pending},
+};
+use sea_orm::{ConnectionTrait, DatabaseBackend, DatabaseConnection, Statement};
+
+use crate::support::{self, Backend, TestDb};
+
+/// (name, definition) of every deferrable index present.
+async fn present(db: &DatabaseConnection) -> Vec<(String, String)> {
+    let backend = db.get_database_backend();
+    let sql = match backend {
+        DatabaseBackend::Postgres => {
+            "SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname"
+        }
+        _ => {
+            "SELECT name, sql AS def FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"
+        }
+    };
+    db.query_all_raw(Statement::from_string(backend, sql))
+        .await
+        .expect("catalog")
+        .into_iter()
+        .map(|r| {
+            (r.try_get::<String>("", "name").expect("name"), r.try_get("", "def").expect("def"))
+        })
+        .filter(|(name, _)| DEFERRABLE.contains(&name.as_str()))
+        .collect()
+}
+
+async fn defer_and_build_restore_the_same_indexes(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    let conn = ensemble::store::database::connect(&db.url).await.expect("connect");
+    let before = present(&conn).await;
+    assert!(before.len() >= 16, "the schema has the deferrable indexes: {before:?}");
+
+    assert_eq!(defer(&conn).await.expect("defer"), before.len());
+    assert!(present(&conn).await.is_empty(), "deferred indexes are dropped");
+    let mut names: Vec<String> = before.iter().map(|(n, _)| n.clone()).collect();
+    names.sort();
+    assert_eq!(pending(&conn).await.expect("pending"), names);
+    // Deferring again finds nothing left to drop and keeps the recorded definitions.
+    assert_eq!(defer(&conn).await.expect("defer again"), 0);
+    assert_eq!(pending(&conn).await.expect("pending").len(), before.len());
+
+    assert_eq!(build(&conn).await.expect("build"), before.len());
+    let after = present(&conn).await;
+    assert_eq!(after, before, "rebuilt indexes have their original definitions");
+    assert!(pending(&conn).await.expect("pending").is_empty());
+    assert_eq!(build(&conn).await.expect("build again"), 0, "nothing is built twice");
+}
+
+#[actix_rt::test]
+async fn defer_and_build_restore_the_same_indexes_sqlite() {
+    defer_and_build_restore_the_same_indexes(Backend::Sqlite).await;
+}
+
+#[actix_rt::test]
+async fn defer_and_build_restore_the_same_indexes_postgres() {
+    defer_and_build_restore_the_same_indexes(Backend::Postgres).await;
+}
+
+async fn ready(client: &reqwest::Client, base: &str) -> (u16, String) {
+    let response = client.get(format!("{base}/ready")).send().await.expect("ready answers");
+    (response.status().as_u16(), response.text().await.expect("body"))
+}
+
+#[actix_rt::test]
+async fn a_fresh_database_builds_its_indexes_once_caught_up_and_a_restart_keeps_them() {
+    let (anvil, _driver, scenario) = support::devnet(31_473, ScenarioOptions::default()).await;
+    let db = TestDb::new(Backend::Sqlite).await;
+    let chain = scenario.deployment.chain_config(anvil.chain_id, &anvil.url);
+    let config = support::config(&db.url, chain);
+    let service = Service::start(&config).await.expect("service starts");
+    let base = format!("http://{}", service.http_addr);
+    let client = reqwest::Client::new();
+    // Start defers them before any chain runs; the builder looks only once a second.
+    let early = pending(&service.db).await.expect("pending");
+    assert!(early.len() >= 16, "a fresh database defers its query indexes: {early:?}");
+    let (status, body) = ready(&client, &base).await;
+    assert_eq!(status, 503, "not ready while indexes are deferred: {body}");
+    support::wait_for_block(&service.db, anvil.chain_id, scenario.last_block).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, body) = ready(&client, &base).await;
+        if status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never ready: {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(pending(&service.db).await.expect("pending").is_empty());
+    let built = present(&service.db).await;
+    assert!(built.len() >= 16, "every deferrable index exists once ready: {built:?}");
+    service.stop().await;
+
+    // A restart on an indexed database defers nothing and rebuilds nothing.
+    let service = Service::start(&config).await.expect("service restarts");
+    assert!(pending(&service.db).await.expect("pending").is_empty());
+    assert_eq!(present(&service.db).await, built);
+    service.stop().await;
+}
