@@ -52,14 +52,15 @@ pub struct Drain {
 #[derive(Debug)]
 pub struct Handler {
     ctx: IndexContext,
-    store: Option<EntityStore>,
+    /// The store and what is pending on it; taken while a batch is applied.
+    carry: Option<Carry>,
+    /// The thread that writes flushes behind (stopped with the handler).
+    writer: actix::Arbiter,
     flush_rows: usize,
     mailbox_capacity: usize,
     gauge: MailboxGauge,
     progress: Arc<ChainProgress>,
     expected_from: Option<u64>,
-    /// Checkpoint of the last applied batch when it is not flushed yet.
-    unflushed: Option<Checkpoint>,
     /// Set after a failure (state may be half-applied) or a drain: refuse every batch.
     closed: bool,
 }
@@ -74,15 +75,16 @@ impl Handler {
         gauge: MailboxGauge,
         progress: Arc<ChainProgress>,
     ) -> Self {
+        let writer = actix::Arbiter::new();
         Self {
             ctx,
-            store: Some(store),
+            carry: Some(Carry { store, writer: writer.handle(), unflushed: None, writing: None }),
+            writer,
             flush_rows,
             mailbox_capacity,
             gauge,
             progress,
             expected_from: None,
-            unflushed: None,
             closed: false,
         }
     }
@@ -94,18 +96,83 @@ impl Actor for Handler {
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(self.mailbox_capacity);
     }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        self.writer.stop();
+    }
 }
 
-/// Flushes `store` with `checkpoint` and records the metrics of the flush.
-async fn flush(
+/// A flush being written in the background: at most one at a time, so the database never
+/// holds more than one uncommitted batch of this chain and commits stay in chain order.
+#[derive(Debug)]
+pub struct Writing {
+    done: tokio::sync::oneshot::Receiver<Result<usize, crate::store::StoreError>>,
+    abort: futures::future::AbortHandle,
+    checkpoint: Checkpoint,
+    started: Instant,
+}
+
+impl Drop for Writing {
+    /// A pipeline that is dropped (not drained) takes its write with it: the transaction
+    /// rolls back unless it already committed, and either way rows and checkpoint agree.
+    /// A write must never outlive its pipeline and commit under the next one's feet.
+    fn drop(&mut self) {
+        self.abort.abort();
+    }
+}
+
+/// Whether flushes are written behind. On SQLite the engine runs on sqlx's worker threads and
+/// writing behind overlaps it with the handler: 14.3k → 18.4k events/s. On PostgreSQL the
+/// client side of a flush (building and encoding the multi-row statements) then competes
+/// with the handler and the server for the same two cores, and throughput fell from 12.1k to
+/// 9.8–11.3k events/s (BENCHMARKS.md), so PostgreSQL flushes are waited for.
+fn writes_behind(store: &EntityStore) -> bool {
+    store.db().get_database_backend() == sea_orm::DatabaseBackend::Sqlite
+}
+
+/// Starts writing everything dirty with `checkpoint` on the writer thread, without waiting
+/// for it. The write runs on its own thread: on the handler's thread it would only make
+/// progress while the handler waits, and applying a batch rarely waits.
+fn write_behind(
     store: &mut EntityStore,
-    checkpoint: &Checkpoint,
-    journal: Option<&JournalWindow>,
+    writer: &actix::ArbiterHandle,
+    checkpoint: Checkpoint,
+) -> Writing {
+    let pending = store.begin_flush();
+    let cp = checkpoint.clone();
+    let (tx, done) = tokio::sync::oneshot::channel();
+    let (abort, registration) = futures::future::AbortHandle::new_pair();
+    let write = futures::future::Abortable::new(
+        async move {
+            let _ = tx.send(pending.write(&cp, None).await);
+        },
+        registration,
+    );
+    writer.spawn(async move {
+        let _ = write.await;
+    });
+    Writing { done, abort, checkpoint, started: Instant::now() }
+}
+
+/// Waits for the write in flight, if any; once it is committed its rows are the database's
+/// and its checkpoint is the chain's progress.
+async fn settle(
+    store: &mut EntityStore,
+    writing: Option<Writing>,
     progress: &ChainProgress,
 ) -> Result<(), PipelineError> {
+    let Some(mut writing) = writing else { return Ok(()) };
+    let rows = match (&mut writing.done).await {
+        Ok(result) => result?,
+        Err(_) => return Err(PipelineError::MailboxClosed { actor: "writer" }),
+    };
+    store.complete_flush();
+    record_flush(&writing.checkpoint, writing.started, rows, progress);
+    Ok(())
+}
+
+fn record_flush(checkpoint: &Checkpoint, started: Instant, rows: usize, progress: &ChainProgress) {
     let chain = checkpoint.chain_id.to_string();
-    let started = Instant::now();
-    let rows = store.flush(checkpoint, journal).await?;
     metrics::histogram!("ensemble_flush_seconds", "chain" => chain.clone())
         .record(started.elapsed().as_secs_f64());
     metrics::histogram!("ensemble_flush_rows", "chain" => chain.clone()).record(rows as f64);
@@ -113,31 +180,65 @@ async fn flush(
         .set(checkpoint.block_number as f64);
     progress.set_indexed(checkpoint.block_number);
     tracing::debug!(target: "indexer::handler", chain = checkpoint.chain_id, block = checkpoint.block_number, rows, "Flushed");
+}
+
+/// Flushes `store` with `checkpoint`, waits for it, and records the metrics of the flush.
+async fn flush(
+    store: &mut EntityStore,
+    checkpoint: &Checkpoint,
+    journal: Option<&JournalWindow>,
+    progress: &ChainProgress,
+) -> Result<(), PipelineError> {
+    let started = Instant::now();
+    let rows = store.flush(checkpoint, journal).await?;
+    record_flush(checkpoint, started, rows, progress);
     Ok(())
 }
 
-/// Applies a batch; flushes when enough is dirty or the batch reached the head. Returns the
-/// store and whether the batch's checkpoint is still unflushed.
+/// What the handler carries from one batch to the next.
+#[derive(Debug)]
+struct Carry {
+    store: EntityStore,
+    /// The thread flushes are written on.
+    writer: actix::ArbiterHandle,
+    /// Checkpoint of applied changes not handed to a flush yet.
+    unflushed: Option<Checkpoint>,
+    writing: Option<Writing>,
+}
+
+/// Applies a batch. When enough is dirty, the flush is written behind while the next batches
+/// are applied; a batch at the head or in a journal window is flushed and waited for, so the
+/// API sees it and a reorg can undo exactly it.
 async fn apply_batch(
     ctx: IndexContext,
-    mut store: EntityStore,
+    carry: Carry,
     batch: DecodedBatch,
     flush_rows: usize,
-    unflushed: Option<Checkpoint>,
     progress: Arc<ChainProgress>,
-) -> (EntityStore, Result<bool, PipelineError>) {
+) -> (Carry, Result<(), PipelineError>) {
+    let mut carry = carry;
+    let result = apply(&ctx, &mut carry, batch, flush_rows, &progress).await;
+    (carry, result)
+}
+
+async fn apply(
+    ctx: &IndexContext,
+    carry: &mut Carry,
+    batch: DecodedBatch,
+    flush_rows: usize,
+    progress: &ChainProgress,
+) -> Result<(), PipelineError> {
+    let Carry { store, writer, unflushed, writing } = carry;
     let chain = ctx.chain_id.to_string();
     // A journal window must hold exactly its own changes: commit earlier work first.
-    if let (Some(_), Some(earlier)) = (&batch.journal, &unflushed)
-        && let Err(err) = flush(&mut store, earlier, None, &progress).await
-    {
-        return (store, Err(err));
+    if batch.journal.is_some() {
+        settle(store, writing.take(), progress).await?;
+        if let Some(earlier) = unflushed.take() {
+            flush(store, &earlier, None, progress).await?;
+        }
     }
     // Every row the batch will read that is not in memory, in a few queries.
-    let keys = crate::ens::prefetch::keys(&ctx, &batch.events);
-    if let Err(err) = store.prefetch(keys).await {
-        return (store, Err(err.into()));
-    }
+    store.prefetch(crate::ens::prefetch::keys(ctx, &batch.events)).await?;
     // Position of an event among those decoded from the same log.
     let mut seq = 0;
     let mut previous_log = None;
@@ -147,9 +248,9 @@ async fn apply_batch(
         let log = (decoded.meta.block_number, decoded.meta.log_index);
         seq = if previous_log == Some(log) { seq + 1 } else { 0 };
         previous_log = Some(log);
-        match apply_event(&ctx, &mut store, decoded).await {
+        match apply_event(ctx, store, decoded).await {
             Ok(()) => {
-                store.record_event(history_row(&ctx, decoded, seq));
+                store.record_event(history_row(ctx, decoded, seq));
                 metrics::counter!("ensemble_events_processed_total", "chain" => chain.clone(), "event" => event)
                     .increment(1);
             }
@@ -167,7 +268,7 @@ async fn apply_batch(
                     "Skipped event"
                 );
             }
-            Err(err) => return (store, Err(err.into())),
+            Err(err) => return Err(err.into()),
         }
         metrics::histogram!("ensemble_handler_seconds", "chain" => chain.clone(), "event" => event)
             .record(started.elapsed().as_secs_f64());
@@ -175,13 +276,21 @@ async fn apply_batch(
     progress.add_events(batch.events.len() as u64);
     let checkpoint =
         Checkpoint { chain_id: ctx.chain_id, block_number: batch.to, block_hash: batch.to_hash };
-    if batch.at_head || batch.journal.is_some() || store.dirty_rows() >= flush_rows {
-        if let Err(err) = flush(&mut store, &checkpoint, batch.journal.as_ref(), &progress).await {
-            return (store, Err(err));
+    *unflushed = None;
+    if batch.at_head || batch.journal.is_some() {
+        settle(store, writing.take(), progress).await?;
+        flush(store, &checkpoint, batch.journal.as_ref(), progress).await?;
+    } else if store.dirty_rows() >= flush_rows {
+        settle(store, writing.take(), progress).await?;
+        if writes_behind(store) {
+            *writing = Some(write_behind(store, writer, checkpoint));
+        } else {
+            flush(store, &checkpoint, None, progress).await?;
         }
-        return (store, Ok(false));
+    } else {
+        *unflushed = Some(checkpoint);
     }
-    (store, Ok(true))
+    Ok(())
 }
 
 impl actix::Handler<DecodedBatch> for Handler {
@@ -196,36 +305,23 @@ impl actix::Handler<DecodedBatch> for Handler {
         } else {
             None
         };
-        let store = match (refused, self.store.take()) {
-            (None, Some(store)) => store,
-            (refused, store) => {
-                self.store = store;
+        let carry = match (refused, self.carry.take()) {
+            (None, Some(carry)) => carry,
+            (refused, carry) => {
+                self.carry = carry;
                 self.closed = true;
                 let err = refused.unwrap_or(PipelineError::Poisoned { actor: "handler" });
                 return AtomicResponse::new(Box::pin(fut::ready(Err(err))));
             }
         };
         let next = batch.to + 1;
-        let pending = Checkpoint {
-            chain_id: self.ctx.chain_id,
-            block_number: batch.to,
-            block_hash: batch.to_hash.clone(),
-        };
-        let unflushed = self.unflushed.take();
-        let fut = apply_batch(
-            self.ctx.clone(),
-            store,
-            batch,
-            self.flush_rows,
-            unflushed,
-            self.progress.clone(),
-        );
-        AtomicResponse::new(Box::pin(fut.into_actor(self).map(move |(store, result), act, _| {
-            act.store = Some(store);
+        let fut =
+            apply_batch(self.ctx.clone(), carry, batch, self.flush_rows, self.progress.clone());
+        AtomicResponse::new(Box::pin(fut.into_actor(self).map(move |(carry, result), act, _| {
+            act.carry = Some(carry);
             match result {
-                Ok(unflushed) => {
+                Ok(()) => {
                     act.expected_from = Some(next);
-                    act.unflushed = unflushed.then_some(pending);
                     Ok(())
                 }
                 Err(err) => {
@@ -241,19 +337,28 @@ impl actix::Handler<Drain> for Handler {
     type Result = AtomicResponse<Self, Result<(), PipelineError>>;
 
     fn handle(&mut self, drain: Drain, _: &mut Self::Context) -> Self::Result {
-        // A closed handler may hold a half-applied batch: it must never flush.
+        // A closed handler may hold a half-applied batch: it must never flush. A write
+        // already in flight holds only whole batches: it is waited for either way (a crash
+        // would have left it committed or not, and both resume correctly).
         let was_closed = std::mem::replace(&mut self.closed, true);
-        let checkpoint = if drain.flush && !was_closed { self.unflushed.take() } else { None };
-        let (Some(checkpoint), Some(mut store)) = (checkpoint, self.store.take()) else {
+        let Some(mut carry) = self.carry.take() else {
             return AtomicResponse::new(Box::pin(fut::ready(Ok(()))));
         };
+        let commit = drain.flush && !was_closed;
         let progress = self.progress.clone();
         let fut = async move {
-            let result = flush(&mut store, &checkpoint, None, &progress).await;
-            (store, result)
+            let result = async {
+                settle(&mut carry.store, carry.writing.take(), &progress).await?;
+                if let (true, Some(checkpoint)) = (commit, carry.unflushed.take()) {
+                    flush(&mut carry.store, &checkpoint, None, &progress).await?;
+                }
+                Ok(())
+            }
+            .await;
+            (carry, result)
         };
-        AtomicResponse::new(Box::pin(fut.into_actor(self).map(|(store, result), act, _| {
-            act.store = Some(store);
+        AtomicResponse::new(Box::pin(fut.into_actor(self).map(|(carry, result), act, _| {
+            act.carry = Some(carry);
             result
         })))
     }

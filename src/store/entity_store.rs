@@ -1,10 +1,12 @@
 //! [`EntityStore`]: what handlers read and write.
 //!
-//! Reads look at the dirty set, then the moka cache, then the database. Writes go to the
-//! dirty set (and the cache), and [`EntityStore::flush`] hands the dirty set to the writer as
-//! one transaction with the checkpoint. If the flush fails the dirty set is kept intact, so a
-//! retry writes the same rows; if the process dies, nothing of the batch was committed and the
-//! chain resumes from the previous checkpoint.
+//! Reads look at the dirty set, then the rows of the flush in flight, then the moka cache,
+//! then the database. Writes go to the dirty set (and the cache). [`EntityStore::begin_flush`]
+//! moves the dirty set in flight and hands it to the writer as one transaction with the
+//! checkpoint; the handler may apply the next batch while it is written, and
+//! [`EntityStore::complete_flush`] drops the in-flight rows once committed. If a write fails,
+//! nothing of it was committed; the handler stops and the chain resumes from the previous
+//! checkpoint, as after a crash.
 //!
 //! The heal cascade needs "domains with this label" and "children of this domain". Rows that
 //! exist in the database are found through indexes; rows created since the last flush are
@@ -33,20 +35,40 @@ pub const DEFAULT_CACHE_ROWS: u64 = 200_000;
 #[derive(Debug)]
 struct Table<M: Clone + Send + Sync + 'static> {
     cache: EntityCache<M>,
+    /// Rows changed since the last flush began.
     dirty: HashMap<String, M>,
+    /// Rows of the flush being written: not committed yet, so the database does not have
+    /// them and the cache may already have evicted them.
+    inflight: HashMap<String, M>,
 }
 
 impl<M: Clone + Send + Sync + 'static> Table<M> {
     fn new(name: &'static str, capacity: u64) -> Self {
-        Self { cache: EntityCache::new(name, capacity), dirty: HashMap::new() }
+        Self {
+            cache: EntityCache::new(name, capacity),
+            dirty: HashMap::new(),
+            inflight: HashMap::new(),
+        }
     }
 
-    /// Dirty or cached row; `None` when the database must be asked.
+    /// Whether the newest version of `key` is in memory and not committed.
+    fn uncommitted(&self, key: &str) -> bool {
+        self.dirty.contains_key(key) || self.inflight.contains_key(key)
+    }
+
+    /// Dirty, in-flight or cached row; `None` when the database must be asked.
     fn local(&self, key: &str) -> Option<Option<M>> {
-        if let Some(row) = self.dirty.get(key) {
+        if let Some(row) = self.dirty.get(key).or_else(|| self.inflight.get(key)) {
             return Some(Some(row.clone()));
         }
         self.cache.get(key)
+    }
+
+    /// Moves the dirty rows in flight and returns them for the writer.
+    fn begin_flush(&mut self) -> Vec<M> {
+        debug_assert!(self.inflight.is_empty(), "one flush in flight at a time");
+        self.inflight = std::mem::take(&mut self.dirty);
+        self.inflight.values().cloned().collect()
     }
 
     fn put(&mut self, key: String, row: M) {
@@ -106,7 +128,7 @@ where
 {
     keys.sort_unstable();
     keys.dedup();
-    keys.retain(|k| !table.dirty.contains_key(k) && !table.cache.knows(k));
+    keys.retain(|k| !table.uncommitted(k) && !table.cache.knows(k));
     let mut loaded = 0;
     for chunk in keys.chunks(PREFETCH_CHUNK) {
         let pad = chunk.last().cloned().into_iter().cycle().take(PREFETCH_CHUNK - chunk.len());
@@ -127,6 +149,36 @@ where
     Ok(loaded)
 }
 
+/// Rows no database index can find yet: domains and labels created since the last commit, by
+/// label hash and by parent id.
+#[derive(Debug, Default)]
+struct NewRows {
+    by_label: HashMap<String, Vec<String>>,
+    children: HashMap<String, Vec<String>>,
+    domains: HashSet<String>,
+    labels: HashSet<String>,
+}
+
+/// What a flush hands to the writer; the store keeps the rows readable (in flight) until
+/// [`EntityStore::complete_flush`].
+#[derive(Debug)]
+pub struct PendingFlush {
+    db: DatabaseConnection,
+    changes: Changes,
+}
+
+impl PendingFlush {
+    /// Writes the changes and `checkpoint` in one transaction. Returns the rows written.
+    pub async fn write(
+        self,
+        checkpoint: &Checkpoint,
+        journal: Option<&JournalWindow>,
+    ) -> Result<usize, StoreError> {
+        writer::write(&self.db, &self.changes, checkpoint, journal).await?;
+        Ok(self.changes.len())
+    }
+}
+
 /// Handler-facing view of the database for one chain.
 #[derive(Debug)]
 pub struct EntityStore {
@@ -139,12 +191,9 @@ pub struct EntityStore {
     addresses: HashMap<(String, i64), resolver_address::Model>,
     texts: HashMap<(String, String), resolver_text::Model>,
     cleared_records: Vec<String>,
-    /// Domains created since the last flush, by label hash and by parent id.
-    new_by_label: HashMap<String, Vec<String>>,
-    new_children: HashMap<String, Vec<String>>,
-    new_domains: HashSet<String>,
-    /// Labels first stored since the last flush (no database row can mention them).
-    new_labels: HashSet<String>,
+    /// Rows created since the last flush began, and those of the flush in flight.
+    new: NewRows,
+    new_inflight: NewRows,
     /// History rows of the events applied since the last flush, in chain order.
     events: Vec<event::Model>,
 }
@@ -162,10 +211,8 @@ impl EntityStore {
             addresses: HashMap::new(),
             texts: HashMap::new(),
             cleared_records: Vec::new(),
-            new_by_label: HashMap::new(),
-            new_children: HashMap::new(),
-            new_domains: HashSet::new(),
-            new_labels: HashSet::new(),
+            new: NewRows::default(),
+            new_inflight: NewRows::default(),
             events: Vec::new(),
         }
     }
@@ -208,7 +255,10 @@ impl EntityStore {
             .iter()
             .filter_map(|id| match self.domains.dirty.get(id) {
                 Some(row) => row.registration_id.clone(),
-                None => self.domains.cache.peek(id).and_then(|row| row.registration_id),
+                None => match self.domains.inflight.get(id) {
+                    Some(row) => row.registration_id.clone(),
+                    None => self.domains.cache.peek(id).and_then(|row| row.registration_id),
+                },
             })
             .collect();
         loaded += prefetch_table::<registration::Entity>(
@@ -229,13 +279,12 @@ impl EntityStore {
 
     /// Stores a domain. A domain's `label_hash` and `parent_id` must never change.
     pub fn put_domain(&mut self, row: domain::Model) {
-        let known =
-            self.domains.dirty.contains_key(&row.id) || self.domains.cache.holds_row(&row.id);
+        let known = self.domains.uncommitted(&row.id) || self.domains.cache.holds_row(&row.id);
         if !known {
-            self.new_domains.insert(row.id.clone());
-            self.new_by_label.entry(row.label_hash.clone()).or_default().push(row.id.clone());
+            self.new.domains.insert(row.id.clone());
+            self.new.by_label.entry(row.label_hash.clone()).or_default().push(row.id.clone());
             if let Some(parent) = &row.parent_id {
-                self.new_children.entry(parent.clone()).or_default().push(row.id.clone());
+                self.new.children.entry(parent.clone()).or_default().push(row.id.clone());
             }
         }
         self.domains.put(row.id.clone(), row);
@@ -259,7 +308,7 @@ impl EntityStore {
         label_hash: &str,
     ) -> Result<Vec<domain::Model>, StoreError> {
         let mut ids: Vec<String> = Vec::new();
-        if !self.new_labels.contains(label_hash) {
+        if !self.new.labels.contains(label_hash) && !self.new_inflight.labels.contains(label_hash) {
             ids = domain::Entity::find()
                 .filter(domain::Column::LabelHash.eq(label_hash))
                 .all(&self.db)
@@ -269,7 +318,8 @@ impl EntityStore {
                 .map(|d| d.id)
                 .collect();
         }
-        for id in self.new_by_label.get(label_hash).into_iter().flatten() {
+        let fresh = [&self.new, &self.new_inflight].map(|n| n.by_label.get(label_hash));
+        for id in fresh.into_iter().flatten().flatten() {
             if !ids.contains(id) {
                 ids.push(id.clone());
             }
@@ -281,7 +331,7 @@ impl EntityStore {
     /// the parent itself is newer than the last flush) plus rows created since then.
     pub async fn children(&mut self, parent_id: &str) -> Result<Vec<domain::Model>, StoreError> {
         let mut ids: Vec<String> = Vec::new();
-        if !self.new_domains.contains(parent_id) {
+        if !self.new.domains.contains(parent_id) && !self.new_inflight.domains.contains(parent_id) {
             ids = domain::Entity::find()
                 .filter(domain::Column::ParentId.eq(parent_id))
                 .all(&self.db)
@@ -291,7 +341,8 @@ impl EntityStore {
                 .map(|d| d.id)
                 .collect();
         }
-        for id in self.new_children.get(parent_id).into_iter().flatten() {
+        let fresh = [&self.new, &self.new_inflight].map(|n| n.children.get(parent_id));
+        for id in fresh.into_iter().flatten().flatten() {
             if !ids.contains(id) {
                 ids.push(id.clone());
             }
@@ -306,10 +357,10 @@ impl EntityStore {
 
     /// Stores a label.
     pub fn put_label(&mut self, row: label::Model) {
-        if !self.labels.dirty.contains_key(&row.label_hash)
+        if !self.labels.uncommitted(&row.label_hash)
             && !self.labels.cache.holds_row(&row.label_hash)
         {
-            self.new_labels.insert(row.label_hash.clone());
+            self.new.labels.insert(row.label_hash.clone());
         }
         self.labels.put(row.label_hash.clone(), row);
     }
@@ -383,41 +434,46 @@ impl EntityStore {
             + self.events.len()
     }
 
-    /// Writes every change and `checkpoint` in one transaction. On error nothing is
-    /// committed and the dirty set is kept for a retry. Returns the rows written.
+    /// Hands every change since the last flush to a [`PendingFlush`]; the rows stay readable
+    /// (in flight) until [`EntityStore::complete_flush`]. One flush may be in flight at a
+    /// time, and handlers may go on applying events while it is written.
+    pub fn begin_flush(&mut self) -> PendingFlush {
+        let changes = Changes {
+            domains: self.domains.begin_flush(),
+            labels: self.labels.begin_flush(),
+            registrations: self.registrations.begin_flush(),
+            renewals: self.renewals.begin_flush(),
+            records: self.records.begin_flush(),
+            cleared_records: std::mem::take(&mut self.cleared_records),
+            addresses: std::mem::take(&mut self.addresses).into_values().collect(),
+            texts: std::mem::take(&mut self.texts).into_values().collect(),
+            events: std::mem::take(&mut self.events),
+        };
+        self.new_inflight = std::mem::take(&mut self.new);
+        PendingFlush { db: self.db.clone(), changes }
+    }
+
+    /// The flush in flight is committed: its rows are the database's now.
+    pub fn complete_flush(&mut self) {
+        self.domains.inflight.clear();
+        self.labels.inflight.clear();
+        self.registrations.inflight.clear();
+        self.renewals.inflight.clear();
+        self.records.inflight.clear();
+        self.new_inflight = NewRows::default();
+    }
+
+    /// Writes every change and `checkpoint` in one transaction and waits for it. On error
+    /// nothing is committed and the store must not be flushed again: its handler is
+    /// poisoned, and the chain resumes from the previous checkpoint with a fresh store.
+    /// Returns the rows written.
     pub async fn flush(
         &mut self,
         checkpoint: &Checkpoint,
         journal: Option<&JournalWindow>,
     ) -> Result<usize, StoreError> {
-        let changes = Changes {
-            domains: self.domains.dirty.values().cloned().collect(),
-            labels: self.labels.dirty.values().cloned().collect(),
-            registrations: self.registrations.dirty.values().cloned().collect(),
-            renewals: self.renewals.dirty.values().cloned().collect(),
-            records: self.records.dirty.values().cloned().collect(),
-            cleared_records: self.cleared_records.clone(),
-            addresses: self.addresses.values().cloned().collect(),
-            texts: self.texts.values().cloned().collect(),
-            events: std::mem::take(&mut self.events),
-        };
-        if let Err(err) = writer::write(&self.db, &changes, checkpoint, journal).await {
-            // Kept for the retry, like the rest of the dirty set.
-            self.events = changes.events;
-            return Err(err);
-        }
-        self.domains.dirty.clear();
-        self.labels.dirty.clear();
-        self.registrations.dirty.clear();
-        self.renewals.dirty.clear();
-        self.records.dirty.clear();
-        self.addresses.clear();
-        self.texts.clear();
-        self.cleared_records.clear();
-        self.new_by_label.clear();
-        self.new_children.clear();
-        self.new_domains.clear();
-        self.new_labels.clear();
-        Ok(changes.len())
+        let rows = self.begin_flush().write(checkpoint, journal).await?;
+        self.complete_flush();
+        Ok(rows)
     }
 }

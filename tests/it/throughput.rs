@@ -30,6 +30,7 @@ async fn index(
     };
     let report = run(&options, |_| {}).await.expect("bench run");
     assert!(report.events > 0 && report.seconds > 0.0);
+    assert!(report.flushes.count > 0);
     let conn = ensemble::store::database::connect(&db.url).await.expect("connect");
     let dump = ensemble::dump::dump(&conn).await.expect("dump");
     let answers = answers(conn).await;
@@ -78,14 +79,16 @@ async fn fast_path_slow_path_and_rpc_build_the_same_namegraph() {
     let made = generate(&corpus, 6_000, 5).expect("generate");
     assert!(made.header.logs >= 6_000);
 
+    // Small flushes over small windows, so several flushes are written behind while later
+    // batches are applied.
     let fast = IndexerConfig {
         cache_rows: 200_000,
-        flush_rows: 50_000,
+        flush_rows: 1_500,
         mailbox_capacity: 8,
         defer_query_indexes: true,
     };
     let (_a, fast_dump, fast_answers) =
-        index(&corpus, Backend::Sqlite, Source::Local, fast.clone(), 2_000).await;
+        index(&corpus, Backend::Sqlite, Source::Local, fast.clone(), 100).await;
     // The obvious path: nothing cached, so every read is a query against what was committed;
     // one block per batch and a commit after each.
     let slow = IndexerConfig {
