@@ -212,18 +212,15 @@ impl FetchJob {
             numbers.push((to, false));
             numbers.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
             numbers.dedup_by_key(|(n, _)| *n);
+            // Headers go out in JSON-RPC batches, several batches at a time.
             let rpc = &self.rpc;
-            let fetched: Vec<(BlockInfo, Vec<TxParties>)> = futures::stream::iter(numbers)
-                .map(|(n, full)| async move {
-                    if full {
-                        rpc.block_with_transactions(n).await
-                    } else {
-                        rpc.block(n).await.map(|b| (b, Vec::new()))
-                    }
-                })
-                .buffer_unordered(self.chain.max_concurrent_requests)
-                .try_collect()
-                .await?;
+            let fetched: Vec<Vec<(BlockInfo, Vec<TxParties>)>> =
+                futures::stream::iter(numbers.chunks(crate::rpc::client::BLOCKS_PER_BATCH))
+                    .map(|chunk| rpc.blocks_batch(chunk))
+                    .buffer_unordered(self.chain.max_concurrent_requests)
+                    .try_collect()
+                    .await?;
+            let fetched: Vec<(BlockInfo, Vec<TxParties>)> = fetched.into_iter().flatten().collect();
             let wanted: HashSet<B256> = logs.iter().filter_map(|l| l.transaction_hash).collect();
             let mut blocks = HashMap::with_capacity(fetched.len());
             let mut transactions = HashMap::with_capacity(wanted.len());
