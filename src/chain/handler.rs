@@ -273,6 +273,7 @@ async fn apply(
         metrics::histogram!("ensemble_handler_seconds", "chain" => chain.clone(), "event" => event)
             .record(started.elapsed().as_secs_f64());
     }
+    store.end_batch();
     progress.add_events(batch.events.len() as u64);
     let checkpoint =
         Checkpoint { chain_id: ctx.chain_id, block_number: batch.to, block_hash: batch.to_hash };

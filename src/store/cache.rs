@@ -27,9 +27,14 @@ impl<V: Clone + Send + Sync + 'static> EntityCache<V> {
         hit
     }
 
-    /// Whether the cache knows `key` (a row or its absence); not counted as a lookup.
-    pub fn knows(&self, key: &str) -> bool {
-        self.inner.contains_key(key)
+    /// Counts a lookup served from memory in front of the cache (rows pinned for a batch).
+    pub fn record_hit(&self) {
+        metrics::counter!("ensemble_cache_hits_total", "entity" => self.table).increment(1);
+    }
+
+    /// The cached row or absence of `key`, if the cache knows it; not counted as a lookup.
+    pub fn peek_entry(&self, key: &str) -> Option<Option<V>> {
+        self.inner.get(key)
     }
 
     /// The cached row of `key`, if any; not counted as a lookup.

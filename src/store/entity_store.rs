@@ -40,6 +40,10 @@ struct Table<M: Clone + Send + Sync + 'static> {
     /// Rows of the flush being written: not committed yet, so the database does not have
     /// them and the cache may already have evicted them.
     inflight: HashMap<String, M>,
+    /// Rows (and absences) prefetched for the batch being applied. Held here, not only in
+    /// the cache: a full moka cache may refuse to admit new keys (TinyLFU), and at 5M events
+    /// that turned 40% of the prefetched reads back into single queries (BENCHMARKS.md).
+    batch: HashMap<String, Option<M>>,
 }
 
 impl<M: Clone + Send + Sync + 'static> Table<M> {
@@ -48,6 +52,7 @@ impl<M: Clone + Send + Sync + 'static> Table<M> {
             cache: EntityCache::new(name, capacity),
             dirty: HashMap::new(),
             inflight: HashMap::new(),
+            batch: HashMap::new(),
         }
     }
 
@@ -60,6 +65,10 @@ impl<M: Clone + Send + Sync + 'static> Table<M> {
     fn local(&self, key: &str) -> Option<Option<M>> {
         if let Some(row) = self.dirty.get(key).or_else(|| self.inflight.get(key)) {
             return Some(Some(row.clone()));
+        }
+        if let Some(row) = self.batch.get(key) {
+            self.cache.record_hit();
+            return Some(row.clone());
         }
         self.cache.get(key)
     }
@@ -117,7 +126,7 @@ pub const PREFETCH_CHUNK: usize = 500;
 /// and caches every answer (absences too). Returns the rows read from the database.
 async fn prefetch_table<E>(
     db: &DatabaseConnection,
-    table: &Table<E::Model>,
+    table: &mut Table<E::Model>,
     column: E::Column,
     mut keys: Vec<String>,
     key_of: impl Fn(&E::Model) -> &str,
@@ -128,7 +137,15 @@ where
 {
     keys.sort_unstable();
     keys.dedup();
-    keys.retain(|k| !table.uncommitted(k) && !table.cache.knows(k));
+    keys.retain(|k| !table.uncommitted(k));
+    // Known to the cache: pinned for the batch without a query.
+    keys.retain(|k| match table.cache.peek_entry(k) {
+        Some(known) => {
+            table.batch.insert(k.clone(), known);
+            false
+        }
+        None => true,
+    });
     let mut loaded = 0;
     for chunk in keys.chunks(PREFETCH_CHUNK) {
         let pad = chunk.last().cloned().into_iter().cycle().take(PREFETCH_CHUNK - chunk.len());
@@ -140,10 +157,12 @@ where
         loaded += rows.len();
         let found: HashSet<String> = rows.iter().map(|r| key_of(r).to_owned()).collect();
         for row in rows {
-            table.cache.insert(key_of(&row).to_owned(), Some(row));
+            table.cache.insert(key_of(&row).to_owned(), Some(row.clone()));
+            table.batch.insert(key_of(&row).to_owned(), Some(row));
         }
         for key in chunk.iter().filter(|k| !found.contains(*k)) {
             table.cache.insert(key.clone(), None);
+            table.batch.insert(key.clone(), None);
         }
     }
     Ok(loaded)
@@ -222,6 +241,15 @@ impl EntityStore {
         &self.db
     }
 
+    /// Forgets the rows pinned for the batch just applied (the cache may still hold them).
+    pub fn end_batch(&mut self) {
+        self.domains.batch.clear();
+        self.labels.batch.clear();
+        self.registrations.batch.clear();
+        self.renewals.batch.clear();
+        self.records.batch.clear();
+    }
+
     /// Loads, in a few queries, the rows of `keys` that are not in memory yet, then the
     /// latest registration of each of those domains, so the handlers of a batch find what
     /// they read in the cache. Returns the rows read from the database.
@@ -229,7 +257,7 @@ impl EntityStore {
         let PrefetchKeys { domains, labels, records } = keys;
         let mut loaded = prefetch_table::<label::Entity>(
             &self.db,
-            &self.labels,
+            &mut self.labels,
             label::Column::LabelHash,
             labels,
             |r| &r.label_hash,
@@ -237,7 +265,7 @@ impl EntityStore {
         .await?;
         loaded += prefetch_table::<resolver_record::Entity>(
             &self.db,
-            &self.records,
+            &mut self.records,
             resolver_record::Column::Id,
             records,
             |r| &r.id,
@@ -245,7 +273,7 @@ impl EntityStore {
         .await?;
         loaded += prefetch_table::<domain::Entity>(
             &self.db,
-            &self.domains,
+            &mut self.domains,
             domain::Column::Id,
             domains.clone(),
             |r| &r.id,
@@ -257,13 +285,16 @@ impl EntityStore {
                 Some(row) => row.registration_id.clone(),
                 None => match self.domains.inflight.get(id) {
                     Some(row) => row.registration_id.clone(),
-                    None => self.domains.cache.peek(id).and_then(|row| row.registration_id),
+                    None => match self.domains.batch.get(id) {
+                        Some(row) => row.as_ref().and_then(|r| r.registration_id.clone()),
+                        None => self.domains.cache.peek(id).and_then(|row| row.registration_id),
+                    },
                 },
             })
             .collect();
         loaded += prefetch_table::<registration::Entity>(
             &self.db,
-            &self.registrations,
+            &mut self.registrations,
             registration::Column::Id,
             registrations,
             |r| &r.id,
