@@ -5,6 +5,10 @@
 //! is applied. A batch must begin right after the previous one; a gap is refused. After any
 //! fatal error the handler is poisoned and refuses every later batch, so a half-applied batch
 //! can never be flushed: the supervisor replaces the whole pipeline instead.
+//!
+//! Before a batch is applied, the rows it will read are prefetched in a few queries. On SQLite
+//! a full dirty set is written behind, on the handler's writer thread, while the next batches
+//! are applied; the chain's progress moves only when that write has committed.
 
 use std::time::Instant;
 
