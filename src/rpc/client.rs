@@ -90,6 +90,23 @@ pub fn redact_url(url: &reqwest::Url) -> String {
     format!("{}://{}{port}/…", url.scheme(), url.host_str().unwrap_or("?"))
 }
 
+/// The header facts and transaction parties of an RPC block.
+fn block_parts(number: u64, block: &alloy::rpc::types::Block) -> (BlockInfo, Vec<TxParties>) {
+    use alloy::{consensus::Transaction, network::TransactionResponse};
+    let parties = block
+        .transactions
+        .txns()
+        .map(|tx| TxParties { hash: tx.tx_hash(), from: tx.from(), to: Transaction::to(tx) })
+        .collect();
+    let info = BlockInfo {
+        number,
+        hash: block.header.hash,
+        parent_hash: block.header.parent_hash,
+        timestamp: block.header.timestamp,
+    };
+    (info, parties)
+}
+
 impl RpcClient {
     /// A client for `url` with the default request timeout.
     pub fn new(url: &str, chain_id: u64) -> Result<Self, RpcError> {
@@ -209,51 +226,14 @@ impl RpcClient {
         .await
     }
 
-    /// Header of block `number` with the sender and recipient of each of its transactions,
-    /// in one request (`eth_getBlockByNumber` with full transactions): every indexed event
-    /// records who sent it, and one block request per block with logs is cheaper in
-    /// round-trips than one `eth_getTransactionByHash` per transaction.
-    pub async fn block_with_transactions(
-        &self,
-        number: u64,
-    ) -> Result<(BlockInfo, Vec<TxParties>), RpcError> {
-        use alloy::{consensus::Transaction, network::TransactionResponse};
-        self.retry("eth_getBlockByNumber", || async {
-            let block = self
-                .provider
-                .get_block_by_number(BlockNumberOrTag::Number(number))
-                .full()
-                .await
-                .map_err(RpcError::classify)?
-                .ok_or(RpcError::MissingBlock(number))?;
-            let parties = block
-                .transactions
-                .txns()
-                .map(|tx| TxParties {
-                    hash: tx.tx_hash(),
-                    from: tx.from(),
-                    to: Transaction::to(tx),
-                })
-                .collect();
-            let info = BlockInfo {
-                number,
-                hash: block.header.hash,
-                parent_hash: block.header.parent_hash,
-                timestamp: block.header.timestamp,
-            };
-            Ok((info, parties))
-        })
-        .await
-    }
-
     /// Headers of `numbers`, with the senders and recipients of their transactions where
-    /// `full` is set, in ONE HTTP request (a JSON-RPC batch): a window's blocks cost one
-    /// round trip per [`BLOCKS_PER_BATCH`] blocks instead of one each. Retried as a whole.
+    /// `full` is set (every indexed event records who sent it), in ONE HTTP request (a
+    /// JSON-RPC batch of `eth_getBlockByNumber`): a window's blocks cost one round trip per
+    /// [`BLOCKS_PER_BATCH`] blocks instead of one each. Retried as a whole.
     pub async fn blocks_batch(
         &self,
         numbers: &[(u64, bool)],
     ) -> Result<Vec<(BlockInfo, Vec<TxParties>)>, RpcError> {
-        use alloy::{consensus::Transaction, network::TransactionResponse};
         self.retry("eth_getBlockByNumber", || async {
             let mut batch = alloy::rpc::client::BatchRequest::new(self.provider.client());
             let mut waiters = Vec::with_capacity(numbers.len());
@@ -273,22 +253,7 @@ impl RpcClient {
                     .await
                     .map_err(RpcError::classify)?
                     .ok_or(RpcError::MissingBlock(number))?;
-                let parties = block
-                    .transactions
-                    .txns()
-                    .map(|tx| TxParties {
-                        hash: tx.tx_hash(),
-                        from: tx.from(),
-                        to: Transaction::to(tx),
-                    })
-                    .collect();
-                let info = BlockInfo {
-                    number,
-                    hash: block.header.hash,
-                    parent_hash: block.header.parent_hash,
-                    timestamp: block.header.timestamp,
-                };
-                out.push((info, parties));
+                out.push(block_parts(number, &block));
             }
             Ok(out)
         })
