@@ -147,13 +147,11 @@ enum BenchCommand {
 
 /// Runs a benchmark.
 async fn bench(command: BenchCommand) -> anyhow::Result<()> {
-    use ensemble::bench::{namegraph, query, report};
-    use sea_orm::{EntityTrait, PaginatorTrait};
-    let (database_url, domains, seed, runs, record) = match command {
+    match command {
         BenchCommand::Query { database_url, domains, seed, runs, record } => {
-            (database_url, domains, seed, runs, record)
+            bench_query(&database_url, domains, seed, runs, record).await
         }
-        BenchCommand::Generate { events, seed, out } => return bench_generate(events, seed, &out),
+        BenchCommand::Generate { events, seed, out } => bench_generate(events, seed, &out),
         BenchCommand::Run {
             corpus,
             database_url,
@@ -164,22 +162,29 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
             keep_indexes,
             record,
         } => {
-            let options = ensemble::bench::run::RunOptions {
-                corpus,
-                database_url,
-                source,
-                indexer: ensemble::config::IndexerConfig {
-                    cache_rows,
-                    flush_rows,
-                    mailbox_capacity: 8,
-                    defer_query_indexes: !keep_indexes,
-                },
-                window,
-            };
-            return bench_run(options, record).await;
+            // The built-in indexer settings, with what the command line sets.
+            let mut indexer = Config::load(None, std::iter::empty())?.indexer;
+            indexer.cache_rows = cache_rows;
+            indexer.flush_rows = flush_rows;
+            indexer.defer_query_indexes = !keep_indexes;
+            let options =
+                ensemble::bench::run::RunOptions { corpus, database_url, source, indexer, window };
+            bench_run(options, record).await
         }
-    };
-    let db = ensemble::store::database::connect(&database_url).await?;
+    }
+}
+
+/// `ensemble bench query`.
+async fn bench_query(
+    database_url: &str,
+    domains: usize,
+    seed: u64,
+    runs: usize,
+    record: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use ensemble::bench::{namegraph, query, report};
+    use sea_orm::{EntityTrait, PaginatorTrait};
+    let db = ensemble::store::database::connect(database_url).await?;
     let held = entities::domain::Entity::find().count(&db).await?;
     if (held as usize) < domains {
         tracing::info!(target: "bench", held, domains, seed, "Generating a namegraph");

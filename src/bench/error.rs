@@ -22,6 +22,9 @@ pub enum BenchError {
     /// A corpus file could not be written or read.
     #[error("corpus {0}")]
     Corpus(String),
+    /// A benchmark run could not be set up or the indexer failed during it.
+    #[error("bench run: {0}")]
+    Run(String),
     /// Writing the report.
     #[error("writing {path}: {source}")]
     Report {

@@ -20,7 +20,10 @@
 //! Owners come from a pool with a heavy head, as on mainnet. The mix per event is printed by
 //! `ensemble bench generate` and recorded in `BENCHMARKS.md`.
 
-use std::{collections::BTreeMap, path::Path};
+use std::{
+    collections::{BTreeMap, HashMap},
+    path::Path,
+};
 
 use alloy::{
     consensus::{SignableTransaction, TxLegacy},
@@ -34,8 +37,11 @@ use super::{
     corpus::{CorpusBlock, CorpusHeader, CorpusLog, CorpusTx, CorpusWriter},
 };
 use crate::ens::{
+    EnsEvent,
     abi::{BaseRegistrar, LegacyController, Registry, Resolver, WrappedController},
+    decode::decode_log,
     name::{child_node, labelhash},
+    role::ContractRole,
 };
 
 /// Mainnet chain id.
@@ -135,6 +141,8 @@ struct Generator {
     label_counter: u64,
     now: u64,
     mix: BTreeMap<&'static str, u64>,
+    /// Roles of the mainnet contracts, to name each log as the indexer will.
+    roles: HashMap<Address, ContractRole>,
     /// The block being filled.
     block: CorpusBlock,
 }
@@ -158,32 +166,8 @@ pub fn transaction(nonce: u64, to: Address) -> alloy::consensus::Signed<TxLegacy
     .into_signed(sig())
 }
 
-fn event_name(topic0: B256) -> &'static str {
-    match topic0 {
-        t if t == Registry::NewOwner::SIGNATURE_HASH => "NewOwner",
-        t if t == Registry::Transfer::SIGNATURE_HASH => "Registry.Transfer",
-        t if t == Registry::NewResolver::SIGNATURE_HASH => "NewResolver",
-        t if t == Registry::NewTTL::SIGNATURE_HASH => "NewTTL",
-        t if t == BaseRegistrar::Transfer::SIGNATURE_HASH => "Registrar.Transfer",
-        t if t == BaseRegistrar::NameRegistered::SIGNATURE_HASH => "Registrar.NameRegistered",
-        t if t == BaseRegistrar::NameRenewed::SIGNATURE_HASH => "Registrar.NameRenewed",
-        t if t == LegacyController::NameRegistered::SIGNATURE_HASH
-            || t == WrappedController::NameRegistered::SIGNATURE_HASH =>
-        {
-            "Controller.NameRegistered"
-        }
-        t if t == LegacyController::NameRenewed::SIGNATURE_HASH => "Controller.NameRenewed",
-        t if t == Resolver::AddrChanged::SIGNATURE_HASH => "AddrChanged",
-        t if t == Resolver::AddressChanged::SIGNATURE_HASH => "AddressChanged",
-        t if t == Resolver::TextChanged::SIGNATURE_HASH => "TextChanged",
-        t if t == Resolver::ContenthashChanged::SIGNATURE_HASH => "ContenthashChanged",
-        t if t == Resolver::NameChanged::SIGNATURE_HASH => "NameChanged",
-        _ => "other",
-    }
-}
-
 impl Generator {
-    fn new(seed: u64) -> Self {
+    fn new(seed: u64, roles: HashMap<Address, ContractRole>) -> Self {
         let mut rng = StdRng::seed_from_u64(seed);
         let owners = (0..OWNERS)
             .map(|i| {
@@ -208,6 +192,7 @@ impl Generator {
             label_counter: 0,
             now: GENESIS_TIMESTAMP + first * BLOCK_TIME,
             mix: BTreeMap::new(),
+            roles,
             block: CorpusBlock { number: first, ..CorpusBlock::default() },
         }
     }
@@ -244,7 +229,13 @@ impl Generator {
     }
 
     fn log(&mut self, tx: u32, address: Address, data: LogData) {
-        *self.mix.entry(event_name(data.topics()[0])).or_default() += 1;
+        // Counted under the name the indexer gives the event, decoded as the indexer does.
+        let role = self.roles.get(&address).copied();
+        let name = decode_log(role, &data)
+            .ok()
+            .and_then(|events| events.first().map(EnsEvent::name))
+            .unwrap_or("undecodable");
+        *self.mix.entry(name).or_default() += 1;
         self.block.logs.push(CorpusLog { tx_index: tx, address, data });
     }
 
@@ -620,7 +611,7 @@ impl Generator {
 
 /// Writes a corpus of at least `events` logs (a transaction is never split) to `path`.
 pub fn generate(path: &Path, events: u64, seed: u64) -> Result<GeneratedCorpus, BenchError> {
-    let mut g = Generator::new(seed);
+    let mut g = Generator::new(seed, super::run::mainnet_roles()?);
     let first_block = g.block.number;
     let salt = keccak256(format!("ensemble-corpus-{seed}"));
     let mut out = CorpusWriter::create(
@@ -667,7 +658,7 @@ mod tests {
         generate(&b, 2_000, 11).expect("generate again");
         assert_eq!(std::fs::read(&a).expect("a"), std::fs::read(&b).expect("b"));
         assert!(made.header.logs >= 2_000);
-        assert!(made.mix["NewOwner"] > 0 && made.mix["Registrar.Transfer"] > 0);
+        assert!(made.mix["NewOwner"] > 0 && made.mix["TokenTransfer"] > 0);
 
         let roles = crate::bench::run::mainnet_roles().expect("roles");
         let mut reader = CorpusReader::open(&a).expect("open");

@@ -54,7 +54,7 @@ pub async fn serve(path: &Path) -> Result<CorpusServer, BenchError> {
     })
     .workers(1)
     .bind(("127.0.0.1", 0))
-    .map_err(|e| BenchError::Corpus(format!("rpc server: {e}")))?;
+    .map_err(|e| BenchError::Run(format!("rpc server: {e}")))?;
     let port = server.addrs().first().map(|a| a.port()).unwrap_or_default();
     let server = server.run();
     let handle = server.handle();

@@ -52,11 +52,11 @@ struct Namespace {
 /// Chain 1 of `config/mainnet.toml`.
 pub fn mainnet_chain() -> Result<ChainConfig, BenchError> {
     let ns: Namespace = toml::from_str(MAINNET_TOML)
-        .map_err(|e| BenchError::Corpus(format!("config/mainnet.toml: {e}")))?;
+        .map_err(|e| BenchError::Run(format!("config/mainnet.toml: {e}")))?;
     ns.chains
         .into_iter()
         .find(|c| c.id == 1)
-        .ok_or_else(|| BenchError::Corpus("config/mainnet.toml has no chain 1".into()))
+        .ok_or_else(|| BenchError::Run("config/mainnet.toml has no chain 1".into()))
 }
 
 /// Roles of mainnet's configured contracts.
@@ -166,7 +166,7 @@ pub fn peak_rss() -> u64 {
 
 /// Bytes the database occupies: the SQLite file with its WAL, or PostgreSQL's database size.
 pub async fn database_bytes(db: &DatabaseConnection, url: &str) -> Result<u64, BenchError> {
-    let query_err = |e: sea_orm::DbErr| BenchError::Corpus(format!("database size: {e}"));
+    let query_err = |e: sea_orm::DbErr| BenchError::Run(format!("database size: {e}"));
     if url.starts_with("postgres") {
         let row = db
             .query_one_raw(Statement::from_string(
@@ -275,7 +275,7 @@ pub async fn run(
     let header = *reader.header();
     let db = crate::store::database::connect(&options.database_url).await?;
     if crate::store::writer::read_checkpoint(&db, header.chain_id).await?.is_some() {
-        return Err(BenchError::Corpus(format!(
+        return Err(BenchError::Run(format!(
             "{} already holds chain {}: bench runs need a fresh database",
             options.database_url, header.chain_id
         )));
@@ -316,7 +316,7 @@ fn pipeline(
     let cap = indexer.mailbox_capacity;
     let registry = chain
         .contract(ContractRole::Registry)
-        .ok_or_else(|| BenchError::Corpus("mainnet config has no registry".into()))?;
+        .ok_or_else(|| BenchError::Run("mainnet config has no registry".into()))?;
     let handler_gauge = MailboxGauge::new(chain.id, "handler", "decoder", cap);
     let decoder_gauge = MailboxGauge::new(chain.id, "decoder", "fetcher", cap);
     let handler = Handler::new(
@@ -330,7 +330,7 @@ fn pipeline(
     .start();
     // The corpus has no value-less TextChanged, so the decoder never calls this endpoint.
     let rpc = RpcClient::new("http://127.0.0.1:9", chain.id)
-        .map_err(|e| BenchError::Corpus(e.to_string()))?;
+        .map_err(|e| BenchError::Run(e.to_string()))?;
     let job = DecodeJob {
         chain_id: chain.id,
         roles: chain.contracts.iter().map(|c| (c.address, c.role)).collect(),
@@ -380,8 +380,8 @@ fn window(
 
 fn settle(sent: Option<Result<Result<(), PipelineError>, MailboxError>>) -> Result<(), BenchError> {
     match sent {
-        Some(Ok(Err(err))) => Err(BenchError::Corpus(format!("pipeline failed: {err}"))),
-        Some(Err(_)) => Err(BenchError::Corpus("decoder mailbox closed".into())),
+        Some(Ok(Err(err))) => Err(BenchError::Run(format!("pipeline failed: {err}"))),
+        Some(Err(_)) => Err(BenchError::Run("decoder mailbox closed".into())),
         _ => Ok(()),
     }
 }
@@ -441,9 +441,9 @@ async fn run_rpc(
         let status = supervisor
             .send(GetStatus)
             .await
-            .map_err(|_| BenchError::Corpus("chain supervisor stopped".into()))?;
+            .map_err(|_| BenchError::Run("chain supervisor stopped".into()))?;
         if let Some(error) = status.error {
-            return Err(BenchError::Corpus(format!("indexing failed: {error}")));
+            return Err(BenchError::Run(format!("indexing failed: {error}")));
         }
         progress(status.indexed_block.saturating_sub(header.first_block));
         if status.indexed_block >= header.last_block {

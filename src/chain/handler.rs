@@ -58,8 +58,8 @@ pub struct Handler {
     ctx: IndexContext,
     /// The store and what is pending on it; taken while a batch is applied.
     carry: Option<Carry>,
-    /// The thread that writes flushes behind (stopped with the handler).
-    writer: actix::Arbiter,
+    /// The thread that writes flushes behind, on SQLite only (stopped with the handler).
+    writer: Option<actix::Arbiter>,
     flush_rows: usize,
     mailbox_capacity: usize,
     gauge: MailboxGauge,
@@ -79,10 +79,11 @@ impl Handler {
         gauge: MailboxGauge,
         progress: Arc<ChainProgress>,
     ) -> Self {
-        let writer = actix::Arbiter::new();
+        let writer = writes_behind(&store).then(actix::Arbiter::new);
+        let handle = writer.as_ref().map(actix::Arbiter::handle);
         Self {
             ctx,
-            carry: Some(Carry { store, writer: writer.handle(), unflushed: None, writing: None }),
+            carry: Some(Carry { store, writer: handle, unflushed: None, writing: None }),
             writer,
             flush_rows,
             mailbox_capacity,
@@ -102,7 +103,9 @@ impl Actor for Handler {
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
-        self.writer.stop();
+        if let Some(writer) = &self.writer {
+            writer.stop();
+        }
     }
 }
 
@@ -203,8 +206,8 @@ async fn flush(
 #[derive(Debug)]
 struct Carry {
     store: EntityStore,
-    /// The thread flushes are written on.
-    writer: actix::ArbiterHandle,
+    /// The thread flushes are written behind on; none when they are waited for.
+    writer: Option<actix::ArbiterHandle>,
     /// Checkpoint of applied changes not handed to a flush yet.
     unflushed: Option<Checkpoint>,
     writing: Option<Writing>,
@@ -287,10 +290,9 @@ async fn apply(
         flush(store, &checkpoint, batch.journal.as_ref(), progress).await?;
     } else if store.dirty_rows() >= flush_rows {
         settle(store, writing.take(), progress).await?;
-        if writes_behind(store) {
-            *writing = Some(write_behind(store, writer, checkpoint));
-        } else {
-            flush(store, &checkpoint, None, progress).await?;
+        match writer {
+            Some(writer) => *writing = Some(write_behind(store, writer, checkpoint)),
+            None => flush(store, &checkpoint, None, progress).await?,
         }
     } else {
         *unflushed = Some(checkpoint);

@@ -73,6 +73,17 @@ impl<M: Clone + Send + Sync + 'static> Table<M> {
         self.cache.get(key)
     }
 
+    /// The newest in-memory version of `key`, if any; not counted as a cache lookup.
+    fn peek(&self, key: &str) -> Option<M> {
+        match self.dirty.get(key).or_else(|| self.inflight.get(key)) {
+            Some(row) => Some(row.clone()),
+            None => match self.batch.get(key) {
+                Some(known) => known.clone(),
+                None => self.cache.peek(key),
+            },
+        }
+    }
+
     /// Moves the dirty rows in flight and returns them for the writer.
     fn begin_flush(&mut self) -> Vec<M> {
         debug_assert!(self.inflight.is_empty(), "one flush in flight at a time");
@@ -281,16 +292,7 @@ impl EntityStore {
         .await?;
         let registrations: Vec<String> = domains
             .iter()
-            .filter_map(|id| match self.domains.dirty.get(id) {
-                Some(row) => row.registration_id.clone(),
-                None => match self.domains.inflight.get(id) {
-                    Some(row) => row.registration_id.clone(),
-                    None => match self.domains.batch.get(id) {
-                        Some(row) => row.as_ref().and_then(|r| r.registration_id.clone()),
-                        None => self.domains.cache.peek(id).and_then(|row| row.registration_id),
-                    },
-                },
-            })
+            .filter_map(|id| self.domains.peek(id).and_then(|row| row.registration_id))
             .collect();
         loaded += prefetch_table::<registration::Entity>(
             &self.db,
