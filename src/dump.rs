@@ -4,9 +4,12 @@
 //! interrupted. Checkpoint times and the RPC cache are left out: they describe the run, not
 //! the chain.
 
+use std::collections::HashMap;
+
+use alloy::hex::encode_prefixed as hex;
 use entities::{
-    checkpoint, domain, event, label, registration, renewal, resolver_address, resolver_record,
-    resolver_text,
+    checkpoint, domain, event, event_block, event_selector, event_transaction, label, registration,
+    renewal, resolver_address, resolver_record, resolver_text,
 };
 use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder};
 use serde_json::json;
@@ -150,6 +153,24 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
     {
         line("resolver_texts", json!([t.record_id, t.key_hash, t.key, t.value]));
     }
+    // Events are stored compactly (bytes, a selector code, block and transaction facts in their
+    // own tables); the dump shows each event whole, in hex, so it reads the same whatever the
+    // storage layout.
+    let blocks: HashMap<(i64, i64), Vec<u8>> = event_block::Entity::find()
+        .all(db)
+        .await
+        .map_err(err("dump"))?
+        .into_iter()
+        .map(|b| ((b.chain_id, b.block_number), b.hash))
+        .collect();
+    let transactions: HashMap<(i64, i64, i32), event_transaction::Model> =
+        event_transaction::Entity::find()
+            .all(db)
+            .await
+            .map_err(err("dump"))?
+            .into_iter()
+            .map(|t| ((t.chain_id, t.block_number, t.tx_index), t))
+            .collect();
     for e in event::Entity::find()
         .order_by_asc(event::Column::ChainId)
         .order_by_asc(event::Column::BlockNumber)
@@ -159,8 +180,27 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
         .await
         .map_err(err("dump"))?
     {
-        // Field order is the struct's, so the line is as deterministic as the others.
-        line("events", serde_json::to_value(e).unwrap_or_default());
+        let tx = transactions.get(&(e.chain_id, e.block_number, e.tx_index));
+        line(
+            "events",
+            json!({
+                "chain_id": e.chain_id,
+                "block_number": e.block_number,
+                "log_index": e.log_index,
+                "seq": e.seq,
+                "timestamp": e.timestamp,
+                "block_hash": blocks.get(&(e.chain_id, e.block_number)).map(hex),
+                "tx_hash": tx.map(|t| hex(&t.hash)),
+                "tx_index": e.tx_index,
+                "tx_from": hex(&e.tx_from),
+                "tx_to": tx.and_then(|t| t.to_address.as_ref()).map(hex),
+                "address": hex(&e.address),
+                "selector": event_selector::selector(e.selector).map(hex),
+                "topics": e.topics.chunks(32).map(hex).collect::<Vec<_>>().join(","),
+                "data": hex(&e.data),
+                "node": e.node.as_ref().map(hex),
+            }),
+        );
     }
     for c in checkpoint::Entity::find()
         .order_by_asc(checkpoint::Column::ChainId)

@@ -3,6 +3,13 @@
 //! event, numbered by `seq`). Rows are append-only and keyed by their chain coordinates, so a
 //! replay after a crash rewrites the same rows and a reorg deletes everything from the fork up.
 //!
+//! The history is the largest table by far (one row per event), so it is stored compactly:
+//! hashes, addresses and log payloads are raw bytes, the selector is a small code
+//! ([`crate::event_selector`]), and what a whole block or transaction shares (block hash,
+//! transaction hash and recipient) lives once in [`crate::event_block`] and
+//! [`crate::event_transaction`]. The sender stays here: account listings are an index range
+//! over it.
+//!
 //! Who an event is about: registry, registrar and NameWrapper events name the domain's `node`;
 //! resolver events leave `node` empty and are found by the resolver's `address`.
 
@@ -24,29 +31,23 @@ pub struct Model {
     /// Position among the events decoded from the same log (0 for all but batch transfers).
     #[sea_orm(primary_key, auto_increment = false)]
     pub seq: i32,
-    /// Block timestamp, seconds.
+    /// Block timestamp, seconds (kept per event: listings order and filter by it).
     pub timestamp: i64,
-    /// Block hash.
-    pub block_hash: String,
-    /// Transaction hash.
-    pub tx_hash: String,
     /// Index of the transaction in the block.
     pub tx_index: i32,
-    /// Sender of the transaction.
-    pub tx_from: String,
-    /// Recipient of the transaction; none for a contract creation.
-    pub tx_to: Option<String>,
-    /// Contract that emitted the log.
-    pub address: String,
-    /// topic0, the event selector.
-    pub selector: String,
-    /// The other topics, comma-separated hex (empty when there are none).
-    pub topics: String,
-    /// Log data, hex.
-    pub data: String,
-    /// The domain's node for registry, registrar and NameWrapper events; none for resolver
-    /// events.
-    pub node: Option<String>,
+    /// Sender of the transaction, 20 bytes.
+    pub tx_from: Vec<u8>,
+    /// Contract that emitted the log, 20 bytes.
+    pub address: Vec<u8>,
+    /// topic0 as its [`crate::event_selector`] code.
+    pub selector: i16,
+    /// The other topics, 32 bytes each, concatenated.
+    pub topics: Vec<u8>,
+    /// Log data.
+    pub data: Vec<u8>,
+    /// The domain's node (32 bytes) for registry, registrar and NameWrapper events; none for
+    /// resolver events.
+    pub node: Option<Vec<u8>>,
 }
 
 /// No relations.

@@ -3,6 +3,8 @@
 //! Conventions shared by every table:
 //! - addresses, nodes and hashes are lowercase `0x`-prefixed hex text, so both SQLite and
 //!   PostgreSQL compare and index them the same way and GraphQL can hand them out unchanged;
+//!   the event history (`events`, `event_blocks`, `event_transactions`), one row per event,
+//!   stores them as raw bytes instead, which halves the largest table;
 //! - `uint256` amounts (costs, premiums) are decimal text, because neither engine has a
 //!   portable 256-bit integer;
 //! - timestamps and expiries are seconds since the epoch in `i64`; contract values beyond
@@ -15,6 +17,9 @@ pub mod checkpoint;
 pub mod deferred_index;
 pub mod domain;
 pub mod event;
+pub mod event_block;
+pub mod event_selector;
+pub mod event_transaction;
 pub mod journal_entry;
 pub mod journal_window;
 pub mod label;

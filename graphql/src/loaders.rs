@@ -1,13 +1,16 @@
 //! DataLoaders: nested lookups of a page (each domain's parent and latest registration, each
 //! record's addresses and texts, each reference's domain and primary name, each registration's
-//! opening event) are collected and answered by one `WHERE key IN (...)` query per kind
+//! opening event, each event's block and transaction) are collected and answered by one `WHERE key IN (...)` query per kind
 //! instead of one query per row. No cache: a loader only batches within a request, so answers
 //! are never staler than the database.
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use async_graphql::dataloader::{DataLoader, Loader};
-use entities::{domain, event, registration, resolver_address, resolver_record, resolver_text};
+use entities::{
+    domain, event, event_block, event_selector, event_transaction, registration, resolver_address,
+    resolver_record, resolver_text,
+};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
 /// Rows of one table by a text key column: by primary key (`Vec` of one) or by a foreign key
@@ -165,13 +168,16 @@ impl Loader<(i64, String, i64)> for OpeningEventLoader {
         keys: &[(i64, String, i64)],
     ) -> Result<HashMap<(i64, String, i64), Self::Value>, Self::Error> {
         use alloy::primitives::keccak256;
-        let selectors = [
+        let selectors: Vec<i16> = [
             keccak256("NameRegistered(uint256,address,uint256)"),
             keccak256("NameWrapped(bytes32,bytes,address,uint32,uint64)"),
         ]
-        .map(|s| format!("{s:#x}"));
+        .iter()
+        .filter_map(|s| event_selector::code(s.as_slice()))
+        .collect();
+        let nodes = keys.iter().map(|(_, n, _)| crate::types::event::hex_bytes(n));
         let rows = event::Entity::find()
-            .filter(event::Column::Node.is_in(keys.iter().map(|(_, n, _)| n.clone())))
+            .filter(event::Column::Node.is_in(nodes))
             .filter(event::Column::BlockNumber.is_in(keys.iter().map(|(_, _, b)| *b)))
             .filter(event::Column::Selector.is_in(selectors))
             .order_by_asc(event::Column::LogIndex)
@@ -180,12 +186,66 @@ impl Loader<(i64, String, i64)> for OpeningEventLoader {
             .map_err(Arc::new)?;
         let mut out = HashMap::new();
         for row in rows {
-            let key = (row.chain_id, row.node.clone().unwrap_or_default(), row.block_number);
+            let node = row.node.as_deref().map(alloy::hex::encode_prefixed).unwrap_or_default();
+            let key = (row.chain_id, node, row.block_number);
             if keys.contains(&key) {
                 out.entry(key).or_insert(row);
             }
         }
         Ok(out)
+    }
+}
+
+/// Block hashes of events, by `(chain id, block number)`.
+#[derive(Clone, Debug)]
+pub struct EventBlockLoader(pub DatabaseConnection);
+
+impl Loader<(i64, i64)> for EventBlockLoader {
+    type Value = Vec<u8>;
+    type Error = Arc<sea_orm::DbErr>;
+
+    async fn load(
+        &self,
+        keys: &[(i64, i64)],
+    ) -> Result<HashMap<(i64, i64), Self::Value>, Self::Error> {
+        let rows = event_block::Entity::find()
+            .filter(event_block::Column::ChainId.is_in(keys.iter().map(|k| k.0)))
+            .filter(event_block::Column::BlockNumber.is_in(keys.iter().map(|k| k.1)))
+            .all(&self.0)
+            .await
+            .map_err(Arc::new)?;
+        Ok(rows
+            .into_iter()
+            .map(|b| ((b.chain_id, b.block_number), b.hash))
+            .filter(|(key, _)| keys.contains(key))
+            .collect())
+    }
+}
+
+/// Transaction hashes and recipients of events, by `(chain id, block number, tx index)`.
+#[derive(Clone, Debug)]
+pub struct EventTransactionLoader(pub DatabaseConnection);
+
+impl Loader<(i64, i64, i32)> for EventTransactionLoader {
+    type Value = event_transaction::Model;
+    type Error = Arc<sea_orm::DbErr>;
+
+    async fn load(
+        &self,
+        keys: &[(i64, i64, i32)],
+    ) -> Result<HashMap<(i64, i64, i32), Self::Value>, Self::Error> {
+        let rows = event_transaction::Entity::find()
+            .filter(event_transaction::Column::ChainId.is_in(keys.iter().map(|k| k.0)))
+            .filter(event_transaction::Column::BlockNumber.is_in(keys.iter().map(|k| k.1)))
+            .filter(event_transaction::Column::TxIndex.is_in(keys.iter().map(|k| k.2)))
+            .all(&self.0)
+            .await
+            .map_err(Arc::new)?;
+        Ok(rows
+            .into_iter()
+            .map(|t| ((t.chain_id, t.block_number, t.tx_index), t))
+            .filter(|(key, _)| keys.contains(key))
+            .collect())
     }
 }
 
@@ -237,6 +297,8 @@ pub fn add_loaders<Q, M, S>(
         )))
         .data(loader::<_, (i64, String)>(DomainByNodeLoader(db.clone())))
         .data(loader::<_, (i64, String)>(PrimaryNameLoader(db.clone())))
+        .data(loader::<_, (i64, i64)>(EventBlockLoader(db.clone())))
+        .data(loader::<_, (i64, i64, i32)>(EventTransactionLoader(db.clone())))
         .data(loader::<_, (i64, String, i64)>(OpeningEventLoader(db)))
 }
 

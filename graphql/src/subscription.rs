@@ -193,7 +193,7 @@ impl DomainEvent {
         let Some(node) = &self.0.node else { return Ok(None) };
         Ok(domain::Entity::find()
             .filter(domain::Column::ChainId.eq(self.0.chain_id))
-            .filter(domain::Column::Node.eq(node.clone()))
+            .filter(domain::Column::Node.eq(alloy::hex::encode_prefixed(node)))
             .one(db)
             .await
             .map_err(internal)?
@@ -218,7 +218,7 @@ impl Subscription {
         let node = match filter.and_then(|f| f.name) {
             Some(InterpretedName(name)) => {
                 validate_name(&name)?;
-                Some(format!("{:#x}", alloy::ens::namehash(&name)))
+                Some(alloy::ens::namehash(&name).to_vec())
             }
             None => None,
         };

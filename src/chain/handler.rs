@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::{PipelineError, mailbox::MailboxGauge, progress::ChainProgress};
 use crate::{
-    ens::{DecodedEvent, IndexContext, apply_event, history::history_row},
+    ens::{DecodedEvent, IndexContext, apply_event, history::history_rows},
     store::{Checkpoint, EntityStore, journal::JournalWindow},
 };
 
@@ -255,9 +255,11 @@ async fn apply(
         let log = (decoded.meta.block_number, decoded.meta.log_index);
         seq = if previous_log == Some(log) { seq + 1 } else { 0 };
         previous_log = Some(log);
+        // Built before the event is applied: an event the history cannot record is not applied.
+        let history = history_rows(ctx, decoded, seq)?;
         match apply_event(ctx, store, decoded).await {
             Ok(()) => {
-                store.record_event(history_row(ctx, decoded, seq));
+                store.record_event(history);
                 metrics::counter!("ensemble_events_processed_total", "chain" => chain.clone(), "event" => event)
                     .increment(1);
             }

@@ -279,6 +279,42 @@ mod tests {
     }
 
     #[test]
+    fn every_consumed_selector_has_a_history_code() {
+        use entities::event_selector;
+        let consumed = [
+            Registry::NewOwner::SIGNATURE_HASH,
+            Registry::Transfer::SIGNATURE_HASH,
+            Registry::NewResolver::SIGNATURE_HASH,
+            Registry::NewTTL::SIGNATURE_HASH,
+            BaseRegistrar::NameRegistered::SIGNATURE_HASH,
+            BaseRegistrar::NameRenewed::SIGNATURE_HASH,
+            BaseRegistrar::Transfer::SIGNATURE_HASH,
+            LegacyController::NameRegistered::SIGNATURE_HASH,
+            LegacyController::NameRenewed::SIGNATURE_HASH,
+            WrappedController::NameRegistered::SIGNATURE_HASH,
+            UnwrappedController::NameRegistered::SIGNATURE_HASH,
+            UnwrappedController::NameRenewed::SIGNATURE_HASH,
+            ShortController::NameRegistered::SIGNATURE_HASH,
+            ShortController::NameRenewed::SIGNATURE_HASH,
+            NameWrapper::NameWrapped::SIGNATURE_HASH,
+            NameWrapper::NameUnwrapped::SIGNATURE_HASH,
+            NameWrapper::FusesSet::SIGNATURE_HASH,
+            NameWrapper::ExpiryExtended::SIGNATURE_HASH,
+            NameWrapper::TransferSingle::SIGNATURE_HASH,
+            NameWrapper::TransferBatch::SIGNATURE_HASH,
+        ]
+        .into_iter()
+        .chain(resolver_topics());
+        for selector in consumed {
+            assert!(event_selector::code(selector.as_slice()).is_some(), "{selector:#x}");
+        }
+        // The table's hex is the keccak of its signature text.
+        for (signature, hex) in event_selector::SELECTORS {
+            assert_eq!(format!("{:#x}", alloy::primitives::keccak256(signature)), hex);
+        }
+    }
+
+    #[test]
     fn decodes_registry_events_by_role() {
         let node = b256!("0x93cdeb708b7545dc668eb9280176169d1c33cfd8ed6f04690a0bcc88a93fc4ae");
         let owner = address!("0x00000000000000000000000000000000000000aa");

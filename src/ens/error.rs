@@ -14,6 +14,14 @@ pub enum HandlerError {
         /// Its id or node.
         id: String,
     },
+    /// The event's selector has no history code (`entities::event_selector`): the decoder
+    /// accepts a signature the history cannot store. A build defect, so the batch stops rather
+    /// than apply an event it cannot record.
+    #[error("selector {selector} has no event history code")]
+    UnrecordedSelector {
+        /// topic0, hex.
+        selector: String,
+    },
     /// Reading or writing entities failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -23,7 +31,7 @@ impl HandlerError {
     /// Whether the pipeline must stop (and be restarted from its checkpoint) rather than
     /// skip the event.
     pub fn is_fatal(&self) -> bool {
-        matches!(self, Self::Store(_))
+        matches!(self, Self::Store(_) | Self::UnrecordedSelector { .. })
     }
 
     pub(crate) fn unknown(what: &'static str, id: impl Into<String>) -> Self {

@@ -1,14 +1,13 @@
-//! [`history_row`]: the `events` row that records an applied event, and which domain it is
-//! about. Registry, registrar and NameWrapper events are about a domain (the node they
-//! change); resolver events are about the resolver that emitted them.
+//! [`history_rows`]: the `events` row that records an applied event, with the block and
+//! transaction rows it refers to, and which domain it is about. Registry, registrar and
+//! NameWrapper events are about a domain (the node they change); resolver events are about the
+//! resolver that emitted them.
 
 use alloy::primitives::B256;
-use entities::event;
+use entities::{event, event_block, event_selector, event_transaction};
 
-use super::{
-    DecodedEvent, EnsEvent, IndexContext,
-    name::{child_node, hex_address, hex_b256},
-};
+use super::{DecodedEvent, EnsEvent, HandlerError, IndexContext, name::child_node};
+use crate::store::HistoryRows;
 
 /// The node of the domain `event` is about; none for resolver events.
 pub fn subject_node(ctx: &IndexContext, event: &EnsEvent) -> Option<B256> {
@@ -37,28 +36,44 @@ pub fn subject_node(ctx: &IndexContext, event: &EnsEvent) -> Option<B256> {
     }
 }
 
-/// The history row of `decoded`, the `seq`-th event decoded from its log.
-pub fn history_row(ctx: &IndexContext, decoded: &DecodedEvent, seq: i32) -> event::Model {
+/// The history rows of `decoded`, the `seq`-th event decoded from its log.
+pub fn history_rows(
+    ctx: &IndexContext,
+    decoded: &DecodedEvent,
+    seq: i32,
+) -> Result<HistoryRows, HandlerError> {
     let meta = &decoded.meta;
     let topics = meta.log.topics();
-    let rest: Vec<String> = topics.iter().skip(1).map(|t| hex_b256(*t)).collect();
-    event::Model {
-        chain_id: meta.chain_id as i64,
-        block_number: meta.block_number as i64,
-        log_index: meta.log_index as i32,
-        seq,
-        timestamp: meta.timestamp as i64,
-        block_hash: hex_b256(meta.block_hash),
-        tx_hash: hex_b256(meta.tx_hash),
-        tx_index: meta.tx_index as i32,
-        tx_from: hex_address(meta.tx_from),
-        tx_to: meta.tx_to.map(hex_address),
-        address: hex_address(meta.address),
-        selector: topics.first().map(|t| hex_b256(*t)).unwrap_or_default(),
-        topics: rest.join(","),
-        data: format!("0x{}", hex::encode(&meta.log.data)),
-        node: subject_node(ctx, &decoded.event).map(hex_b256),
-    }
+    let topic0 = topics.first().copied().unwrap_or_default();
+    let selector = event_selector::code(topic0.as_slice())
+        .ok_or_else(|| HandlerError::UnrecordedSelector { selector: format!("{topic0:#x}") })?;
+    let chain_id = meta.chain_id as i64;
+    let block_number = meta.block_number as i64;
+    let tx_index = meta.tx_index as i32;
+    Ok(HistoryRows {
+        event: event::Model {
+            chain_id,
+            block_number,
+            log_index: meta.log_index as i32,
+            seq,
+            timestamp: meta.timestamp as i64,
+            tx_index,
+            tx_from: meta.tx_from.to_vec(),
+            address: meta.address.to_vec(),
+            selector,
+            topics: topics.iter().skip(1).flat_map(|t| t.0).collect(),
+            data: meta.log.data.to_vec(),
+            node: subject_node(ctx, &decoded.event).map(|n| n.to_vec()),
+        },
+        block: event_block::Model { chain_id, block_number, hash: meta.block_hash.to_vec() },
+        transaction: event_transaction::Model {
+            chain_id,
+            block_number,
+            tx_index,
+            hash: meta.tx_hash.to_vec(),
+            to_address: meta.tx_to.map(|a| a.to_vec()),
+        },
+    })
 }
 
 #[cfg(test)]
@@ -70,8 +85,8 @@ mod tests {
     use super::*;
     use crate::ens::EventMeta;
 
-    fn decoded(event: EnsEvent) -> DecodedEvent {
-        let topics = vec![B256::repeat_byte(1), B256::repeat_byte(2)];
+    fn decoded(event: EnsEvent, topic0: B256) -> DecodedEvent {
+        let topics = vec![topic0, B256::repeat_byte(2), B256::repeat_byte(3)];
         DecodedEvent {
             meta: EventMeta {
                 chain_id: 5,
@@ -102,18 +117,41 @@ mod tests {
 
     #[test]
     fn resolver_events_have_no_domain_and_rows_keep_the_log() {
+        use alloy::sol_types::SolEvent;
         let ctx = IndexContext::new(5, Address::ZERO);
-        let row = history_row(
+        let topic0 = super::super::abi::Resolver::NameChanged::SIGNATURE_HASH;
+        let rows = history_rows(
             &ctx,
-            &decoded(EnsEvent::NameChanged { node: B256::ZERO, name: "x".into() }),
+            &decoded(EnsEvent::NameChanged { node: B256::ZERO, name: "x".into() }, topic0),
             1,
-        );
+        )
+        .expect("NameChanged has a code");
+        let row = &rows.event;
         assert_eq!(row.node, None);
         assert_eq!(row.seq, 1);
-        assert_eq!(row.selector, hex_b256(B256::repeat_byte(1)));
-        assert_eq!(row.topics, hex_b256(B256::repeat_byte(2)));
-        assert_eq!(row.data, "0xdead");
-        assert_eq!(row.tx_from, hex_address(Address::repeat_byte(0xbb)));
+        assert_eq!(event_selector::selector(row.selector), Some(&topic0.0));
+        let mut topics = vec![2u8; 32];
+        topics.extend([3u8; 32]);
+        assert_eq!(row.topics, topics);
+        assert_eq!(row.data, vec![0xde, 0xad]);
+        assert_eq!(row.tx_from, vec![0xbb; 20]);
         assert_eq!((row.block_number, row.log_index, row.tx_index), (7, 4, 3));
+        assert_eq!(rows.block.hash, vec![9; 32]);
+        assert_eq!(
+            (rows.transaction.hash.clone(), rows.transaction.to_address.clone()),
+            (vec![8; 32], None)
+        );
+    }
+
+    #[test]
+    fn an_event_without_a_code_stops_the_batch() {
+        let ctx = IndexContext::new(5, Address::ZERO);
+        let err = history_rows(
+            &ctx,
+            &decoded(EnsEvent::NameChanged { node: B256::ZERO, name: "x".into() }, B256::ZERO),
+            0,
+        )
+        .expect_err("no code for a zero selector");
+        assert!(err.is_fatal(), "{err}");
     }
 }

@@ -16,7 +16,8 @@
 use std::collections::{HashMap, HashSet};
 
 use entities::{
-    domain, event, label, registration, renewal, resolver_address, resolver_record, resolver_text,
+    domain, event, event_block, event_transaction, label, registration, renewal, resolver_address,
+    resolver_record, resolver_text,
 };
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter};
 
@@ -209,6 +210,18 @@ impl PendingFlush {
     }
 }
 
+/// The rows that record one applied event: the event, and the block and transaction rows it
+/// refers to (the same for every event of the block or transaction; the store keeps one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryRows {
+    /// The event.
+    pub event: event::Model,
+    /// Its block's hash.
+    pub block: event_block::Model,
+    /// Its transaction's hash and recipient.
+    pub transaction: event_transaction::Model,
+}
+
 /// Handler-facing view of the database for one chain.
 #[derive(Debug)]
 pub struct EntityStore {
@@ -224,8 +237,11 @@ pub struct EntityStore {
     /// Rows created since the last flush began, and those of the flush in flight.
     new: NewRows,
     new_inflight: NewRows,
-    /// History rows of the events applied since the last flush, in chain order.
+    /// History rows of the events applied since the last flush, in chain order, with one
+    /// row per block and per transaction among them.
     events: Vec<event::Model>,
+    event_blocks: Vec<event_block::Model>,
+    event_transactions: Vec<event_transaction::Model>,
 }
 
 impl EntityStore {
@@ -244,6 +260,8 @@ impl EntityStore {
             new: NewRows::default(),
             new_inflight: NewRows::default(),
             events: Vec::new(),
+            event_blocks: Vec::new(),
+            event_transactions: Vec::new(),
         }
     }
 
@@ -449,9 +467,17 @@ impl EntityStore {
         self.cleared_records.push(record_id.to_owned());
     }
 
-    /// Records an applied event in the history.
-    pub fn record_event(&mut self, row: event::Model) {
-        self.events.push(row);
+    /// Records an applied event in the history. Events arrive in chain order, so a block's
+    /// or transaction's row repeats only right after itself, and one comparison keeps one.
+    pub fn record_event(&mut self, rows: HistoryRows) {
+        let HistoryRows { event, block, transaction } = rows;
+        self.events.push(event);
+        if self.event_blocks.last() != Some(&block) {
+            self.event_blocks.push(block);
+        }
+        if self.event_transactions.last() != Some(&transaction) {
+            self.event_transactions.push(transaction);
+        }
     }
 
     /// Rows changed since the last flush.
@@ -465,6 +491,8 @@ impl EntityStore {
             + self.texts.len()
             + self.cleared_records.len()
             + self.events.len()
+            + self.event_blocks.len()
+            + self.event_transactions.len()
     }
 
     /// Hands every change since the last flush to a [`PendingFlush`]; the rows stay readable
@@ -481,6 +509,8 @@ impl EntityStore {
             addresses: std::mem::take(&mut self.addresses).into_values().collect(),
             texts: std::mem::take(&mut self.texts).into_values().collect(),
             events: std::mem::take(&mut self.events),
+            event_blocks: std::mem::take(&mut self.event_blocks),
+            event_transactions: std::mem::take(&mut self.event_transactions),
         };
         self.new_inflight = std::mem::take(&mut self.new);
         PendingFlush { db: self.db.clone(), changes }

@@ -12,8 +12,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use entities::{
-    checkpoint, domain, event, journal_entry, journal_window, label, registration, renewal,
-    resolver_address, resolver_record, resolver_text,
+    checkpoint, domain, event, event_block, event_transaction, journal_entry, journal_window,
+    label, registration, renewal, resolver_address, resolver_record, resolver_text,
 };
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, IntoActiveModel, QueryFilter,
@@ -325,6 +325,18 @@ pub async fn rollback(
         .exec(&txn)
         .await
         .map_err(StoreError::db("rollback events"))?;
+    event_block::Entity::delete_many()
+        .filter(event_block::Column::ChainId.eq(chain_id as i64))
+        .filter(event_block::Column::BlockNumber.gte(earliest.window_start))
+        .exec(&txn)
+        .await
+        .map_err(StoreError::db("rollback event blocks"))?;
+    event_transaction::Entity::delete_many()
+        .filter(event_transaction::Column::ChainId.eq(chain_id as i64))
+        .filter(event_transaction::Column::BlockNumber.gte(earliest.window_start))
+        .exec(&txn)
+        .await
+        .map_err(StoreError::db("rollback event transactions"))?;
     let starts: Vec<i64> = undo.iter().map(|w| w.window_start).collect();
     journal_entry::Entity::delete_many()
         .filter(journal_entry::Column::ChainId.eq(chain_id as i64))

@@ -19,6 +19,6 @@ pub mod query_indexes;
 pub mod tcp_nodelay;
 pub mod writer;
 
-pub use entity_store::EntityStore;
+pub use entity_store::{EntityStore, HistoryRows};
 pub use error::StoreError;
 pub use writer::Checkpoint;

@@ -3,8 +3,8 @@
 //! which is the same statement on SQLite and PostgreSQL.
 
 use entities::{
-    checkpoint, domain, event, label, registration, renewal, resolver_address, resolver_record,
-    resolver_text,
+    checkpoint, domain, event, event_block, event_transaction, label, registration, renewal,
+    resolver_address, resolver_record, resolver_text,
 };
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, IdenStatic, IntoActiveModel,
@@ -67,6 +67,10 @@ pub struct Changes {
     /// History rows of the applied events (append-only: a reorg deletes them by block, so
     /// the journal does not record them).
     pub events: Vec<event::Model>,
+    /// Block hashes of those events, one row per block.
+    pub event_blocks: Vec<event_block::Model>,
+    /// Transaction hashes and recipients of those events, one row per transaction.
+    pub event_transactions: Vec<event_transaction::Model>,
 }
 
 impl Changes {
@@ -81,6 +85,8 @@ impl Changes {
             + self.addresses.len()
             + self.texts.len()
             + self.events.len()
+            + self.event_blocks.len()
+            + self.event_transactions.len()
     }
 
     /// Whether nothing changed.
@@ -176,6 +182,13 @@ pub async fn write(
         .await?;
     timed_upsert::<resolver_text::Entity, _>(&txn, &changes.texts, "resolver_text").await?;
     timed_upsert::<event::Entity, _>(&txn, &changes.events, "event").await?;
+    timed_upsert::<event_block::Entity, _>(&txn, &changes.event_blocks, "event_block").await?;
+    timed_upsert::<event_transaction::Entity, _>(
+        &txn,
+        &changes.event_transactions,
+        "event_transaction",
+    )
+    .await?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);

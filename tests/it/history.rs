@@ -10,7 +10,7 @@ use alloy::{
     providers::Provider,
 };
 use ensemble::{Service, devnet::scenario::ScenarioOptions};
-use entities::event;
+use entities::{event, event_block, event_selector, event_transaction};
 use futures::StreamExt;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
@@ -103,33 +103,81 @@ async fn history(backend: Backend, chain_id: u64) {
     let rows = event::Entity::find().all(&service.db).await.unwrap();
     assert!(rows.len() > 100, "the scenario emits hundreds of events, got {}", rows.len());
 
-    // Every row is the log at its coordinates, and names the transaction's sender.
+    // Every row is the log at its coordinates, names the transaction's sender, and has its
+    // block's hash and its transaction's hash and recipient beside it.
     let provider = driver.provider().clone();
+    let blocks: std::collections::HashMap<(i64, i64), Vec<u8>> = event_block::Entity::find()
+        .all(&service.db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|b| ((b.chain_id, b.block_number), b.hash))
+        .collect();
+    let transactions: std::collections::HashMap<(i64, i64, i32), event_transaction::Model> =
+        event_transaction::Entity::find()
+            .all(&service.db)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| ((t.chain_id, t.block_number, t.tx_index), t))
+            .collect();
     let mut receipts = std::collections::HashMap::new();
     for row in &rows {
-        let hash: B256 = row.tx_hash.parse().unwrap();
+        let tx = &transactions[&(row.chain_id, row.block_number, row.tx_index)];
+        let hash = B256::from_slice(&tx.hash);
         if let std::collections::hash_map::Entry::Vacant(slot) = receipts.entry(hash) {
             slot.insert(provider.get_transaction_receipt(hash).await.unwrap().unwrap());
         }
         let receipt = &receipts[&hash];
-        assert_eq!(format!("{:#x}", receipt.from), row.tx_from, "sender of {}", event_id(row));
+        assert_eq!(receipt.from.to_vec(), row.tx_from, "sender of {}", event_id(row));
+        assert_eq!(receipt.to.map(|a| a.to_vec()), tx.to_address, "recipient of {}", event_id(row));
+        assert_eq!(receipt.transaction_index, Some(row.tx_index as u64));
+        assert_eq!(
+            receipt.block_hash.map(|h| h.to_vec()).as_ref(),
+            blocks.get(&(row.chain_id, row.block_number))
+        );
         let log = receipt
             .inner
             .logs()
             .iter()
             .find(|l| l.log_index == Some(row.log_index as u64))
             .unwrap_or_else(|| panic!("no log {} in {hash}", row.log_index));
-        assert_eq!(format!("{:#x}", log.address()), row.address);
+        assert_eq!(log.address().to_vec(), row.address);
         assert_eq!(receipt.block_number, Some(row.block_number as u64));
-        let topics: Vec<String> = log.topics().iter().map(|t| format!("{t:#x}")).collect();
-        assert_eq!(topics[0], row.selector);
-        assert_eq!(topics[1..].join(","), row.topics);
-        assert_eq!(format!("{}", log.data().data), row.data);
+        let topics = log.topics();
+        assert_eq!(Some(&topics[0].0), event_selector::selector(row.selector));
+        assert_eq!(topics[1..].iter().flat_map(|t| t.0).collect::<Vec<u8>>(), row.topics);
+        assert_eq!(log.data().data.to_vec(), row.data);
     }
+    // The API renders them back as the chain's hex.
+    let sample = &rows[rows.len() / 2];
+    let tx = &transactions[&(sample.chain_id, sample.block_number, sample.tx_index)];
+    let id = event_id(sample);
+    let node_query = format!(
+        "{{ account(by: {{address: \"{}\"}}) {{ events(where: {{timestamp: {{gte: \"{ts}\", lte: \"{ts}\"}}}}, first: 1000) {{ edges {{ node {{ id blockHash transactionHash to from data }} }} }} }} }}",
+        alloy::hex::encode_prefixed(&sample.tx_from),
+        ts = sample.timestamp
+    );
+    let data = gql(&schema, &node_query).await;
+    let node = data["account"]["events"]["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["node"])
+        .find(|n| n["id"] == json!(id))
+        .unwrap_or_else(|| panic!("{id} listed"));
+    assert_eq!(
+        node["blockHash"],
+        json!(alloy::hex::encode_prefixed(&blocks[&(sample.chain_id, sample.block_number)]))
+    );
+    assert_eq!(node["transactionHash"], json!(alloy::hex::encode_prefixed(&tx.hash)));
+    assert_eq!(node["to"], json!(tx.to_address.as_ref().map(alloy::hex::encode_prefixed)));
+    assert_eq!(node["from"], json!(alloy::hex::encode_prefixed(&sample.tx_from)));
+    assert_eq!(node["data"], json!(alloy::hex::encode_prefixed(&sample.data)));
 
     // Domain.events: the rows about the domain's node, in order, both directions.
     let name = "name005.eth";
-    let node = format!("{:#x}", alloy::ens::namehash(name));
+    let node = alloy::ens::namehash(name).to_vec();
     let want = ordered(rows.iter().filter(|e| e.node.as_deref() == Some(&node)).cloned().collect());
     assert!(want.len() >= 4, "{name} has registration events: {want:?}");
     let got = walk(
@@ -167,7 +215,10 @@ async fn history(backend: Backend, chain_id: u64) {
     // Resolver.events: the resolver's record events only.
     let resolver = format!("{:#x}", d.resolver);
     let want = ordered(
-        rows.iter().filter(|e| e.address == resolver && e.node.is_none()).cloned().collect(),
+        rows.iter()
+            .filter(|e| e.address == d.resolver.to_vec() && e.node.is_none())
+            .cloned()
+            .collect(),
     );
     assert!(want.len() > 10, "the public resolver emitted record events");
     let got = walk(
@@ -180,7 +231,9 @@ async fn history(backend: Backend, chain_id: u64) {
 
     // Account.events: everything the account sent; `from` narrows to it as well.
     let account = format!("{:#x}", driver.accounts[1]);
-    let want = ordered(rows.iter().filter(|e| e.tx_from == account).cloned().collect());
+    let want = ordered(
+        rows.iter().filter(|e| e.tx_from == driver.accounts[1].to_vec()).cloned().collect(),
+    );
     assert!(!want.is_empty());
     let got = walk(
         &schema,

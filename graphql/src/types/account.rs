@@ -72,7 +72,8 @@ impl Account {
         before: Option<String>,
     ) -> Result<EventConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        let subject = Condition::all().add(event::Column::TxFrom.eq(self.0.clone()));
+        let sender = super::event::hex_bytes(&self.0);
+        let subject = Condition::all().add(event::Column::TxFrom.eq(sender));
         let paging = Paging { first, after, last, before };
         list_events(db, subject, filter.map(Into::into), paging).await
     }

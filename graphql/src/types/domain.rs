@@ -254,7 +254,7 @@ impl Domain {
         let db = ctx.data::<DatabaseConnection>()?;
         let subject = Condition::all()
             .add(event::Column::ChainId.eq(self.0.chain_id))
-            .add(event::Column::Node.eq(self.0.node.clone()));
+            .add(event::Column::Node.eq(super::event::hex_bytes(&self.0.node)));
         list_events(db, subject, filter, Paging { first, after, last, before }).await
     }
 

@@ -3,18 +3,30 @@
 //!
 //! Events list oldest first in one global order, `(timestamp, chainId, blockNumber,
 //! logIndex)`, which each of the `events` table's indexes holds for its lookup.
+//!
+//! The history is stored compactly (raw bytes, a selector code, block and transaction facts
+//! in their own tables, see `entities::event`); this type renders it back as the hex the
+//! chain shows, loading block and transaction facts per page through DataLoaders.
 
-use async_graphql::{Error, InputObject, Object, OneofObject};
-use entities::event;
+use alloy::hex::encode_prefixed as hex;
+use async_graphql::{Context, Error, InputObject, Object, OneofObject, dataloader::DataLoader};
+use entities::{event, event_selector};
 use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
 
 use crate::{
     connection::Paging,
     error::{code, coded},
     keyset::{KeyPart, Keyset, keyset_connection},
+    loaders::{EventBlockLoader, EventTransactionLoader, loader_error},
     name::{parse_address, parse_node},
     scalars::{Address, BigInt, ChainId, Hex},
 };
+
+/// The bytes of validated `0x` hex (an address or node the API already checked); anything
+/// else becomes no bytes, which matches no stored row.
+pub fn hex_bytes(text: &str) -> Vec<u8> {
+    alloy::hex::decode(text).unwrap_or_default()
+}
 
 /// Largest `in` list of an event filter.
 pub const MAX_FILTER_ITEMS: usize = 100;
@@ -44,8 +56,14 @@ impl Event {
     }
 
     /// Block hash.
-    async fn block_hash(&self) -> Hex {
-        Hex(self.0.block_hash.clone())
+    async fn block_hash(&self, ctx: &Context<'_>) -> Result<Hex, Error> {
+        let loader = ctx.data::<DataLoader<EventBlockLoader>>()?;
+        let hash = loader
+            .load_one((self.0.chain_id, self.0.block_number))
+            .await
+            .map_err(loader_error)?
+            .unwrap_or_default();
+        Ok(Hex(hex(hash)))
     }
 
     /// Block timestamp, seconds.
@@ -54,8 +72,9 @@ impl Event {
     }
 
     /// Transaction hash.
-    async fn transaction_hash(&self) -> Hex {
-        Hex(self.0.tx_hash.clone())
+    async fn transaction_hash(&self, ctx: &Context<'_>) -> Result<Hex, Error> {
+        let tx = self.transaction(ctx).await?;
+        Ok(Hex(hex(tx.map(|t| t.hash).unwrap_or_default())))
     }
 
     /// Index of the transaction in the block.
@@ -65,22 +84,23 @@ impl Event {
 
     /// Sender of the transaction.
     async fn from(&self) -> Address {
-        Address(self.0.tx_from.clone())
+        Address(hex(&self.0.tx_from))
     }
 
     /// Recipient of the transaction; null for a contract creation.
-    async fn to(&self) -> Option<Address> {
-        self.0.tx_to.clone().map(Address)
+    async fn to(&self, ctx: &Context<'_>) -> Result<Option<Address>, Error> {
+        let tx = self.transaction(ctx).await?;
+        Ok(tx.and_then(|t| t.to_address).map(|a| Address(hex(a))))
     }
 
     /// Who acted: the transaction's sender (no account abstraction is interpreted).
     async fn sender(&self) -> Address {
-        Address(self.0.tx_from.clone())
+        Address(hex(&self.0.tx_from))
     }
 
     /// Contract that emitted the log.
     async fn address(&self) -> Address {
-        Address(self.0.address.clone())
+        Address(hex(&self.0.address))
     }
 
     /// Index of the log in the block.
@@ -90,15 +110,31 @@ impl Event {
 
     /// The log's topics, topic0 (the selector) first.
     async fn topics(&self) -> Vec<Hex> {
-        std::iter::once(self.0.selector.clone())
-            .chain(self.0.topics.split(',').filter(|t| !t.is_empty()).map(str::to_owned))
-            .map(Hex)
+        event_selector::selector(self.0.selector)
+            .map(|s| s.as_slice())
+            .into_iter()
+            .chain(self.0.topics.chunks(32))
+            .map(|t| Hex(hex(t)))
             .collect()
     }
 
     /// The log's data.
     async fn data(&self) -> Hex {
-        Hex(self.0.data.clone())
+        Hex(hex(&self.0.data))
+    }
+}
+
+impl Event {
+    /// The event's transaction row, loaded with the page's others.
+    async fn transaction(
+        &self,
+        ctx: &Context<'_>,
+    ) -> Result<Option<entities::event_transaction::Model>, Error> {
+        let loader = ctx.data::<DataLoader<EventTransactionLoader>>()?;
+        loader
+            .load_one((self.0.chain_id, self.0.block_number, self.0.tx_index))
+            .await
+            .map_err(loader_error)
     }
 }
 
@@ -176,12 +212,22 @@ fn list<S: AsRef<str>, T>(
     items.iter().map(|i| parse(i.as_ref())).collect()
 }
 
+fn address_bytes(text: &str) -> Result<Vec<u8>, Error> {
+    parse_address(text).map(|a| hex_bytes(&a))
+}
+
 fn address_condition(filter: AddressFilter) -> Result<Condition, Error> {
     let col = event::Column::TxFrom;
     Ok(match filter {
-        AddressFilter::Eq(a) => Condition::all().add(col.eq(parse_address(&a.0)?)),
-        AddressFilter::In(list_) => Condition::all().add(col.is_in(list(list_, parse_address)?)),
+        AddressFilter::Eq(a) => Condition::all().add(col.eq(address_bytes(&a.0)?)),
+        AddressFilter::In(list_) => Condition::all().add(col.is_in(list(list_, address_bytes)?)),
     })
+}
+
+/// The stored code of a selector filter value; a well-formed selector the indexer never
+/// records has none (and matches nothing).
+fn selector_code(text: &str) -> Result<Option<i16>, Error> {
+    parse_node(text).map(|s| event_selector::code_of_hex(&s))
 }
 
 fn timestamp(text: &BigInt) -> Result<i64, Error> {
@@ -233,11 +279,12 @@ impl EventsWhereInput {
             all = all.add(address_condition(sender)?);
         }
         if let Some(selector) = self.selector {
-            let col = event::Column::Selector;
-            all = all.add(match selector {
-                SelectorFilter::Eq(s) => col.eq(parse_node(&s.0)?),
-                SelectorFilter::In(l) => col.is_in(list(l, parse_node)?),
-            });
+            let codes: Vec<i16> = match selector {
+                SelectorFilter::Eq(s) => selector_code(&s.0)?.into_iter().collect(),
+                SelectorFilter::In(l) => list(l, selector_code)?.into_iter().flatten().collect(),
+            };
+            // An empty list renders as a false condition: no stored event has that selector.
+            all = all.add(event::Column::Selector.is_in(codes));
         }
         if let Some(range) = self.timestamp {
             let (low, high) = range.range()?;
