@@ -69,8 +69,8 @@ impl std::fmt::Debug for HttpConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IndexerConfig {
-    /// Rows per table in each chain's read cache.
-    pub cache_rows: u64,
+    /// Memory budget of each chain's entity read cache, MiB (0 caches nothing).
+    pub cache_mb: u64,
     /// Flush when this many rows are dirty (and always when caught up with the head).
     pub flush_rows: usize,
     /// Capacity of every actor mailbox on the data path.

@@ -126,9 +126,9 @@ enum BenchCommand {
         /// the corpus to the real fetcher.
         #[arg(long, value_enum, default_value = "local")]
         source: ensemble::bench::run::Source,
-        /// Rows per table in the entity cache.
-        #[arg(long, default_value_t = 200_000)]
-        cache_rows: u64,
+        /// Memory budget of the entity cache, MiB.
+        #[arg(long, default_value_t = 512)]
+        cache_mb: u64,
         /// Dirty rows that trigger a flush.
         #[arg(long, default_value_t = 50_000)]
         flush_rows: usize,
@@ -156,7 +156,7 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
             corpus,
             database_url,
             source,
-            cache_rows,
+            cache_mb,
             flush_rows,
             window,
             keep_indexes,
@@ -164,7 +164,7 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
         } => {
             // The built-in indexer settings, with what the command line sets.
             let mut indexer = Config::load(None, std::iter::empty())?.indexer;
-            indexer.cache_rows = cache_rows;
+            indexer.cache_mb = cache_mb;
             indexer.flush_rows = flush_rows;
             indexer.defer_query_indexes = !keep_indexes;
             let options =
@@ -250,11 +250,11 @@ async fn bench_run(
     bar.finish_and_clear();
     let engine = if options.database_url.starts_with("postgres") { "postgres" } else { "sqlite" };
     let command = format!(
-        "ensemble bench run --corpus <{} logs, seed {}> --database-url <{engine}> --source {} --cache-rows {} --flush-rows {} --window {}{}",
+        "ensemble bench run --corpus <{} logs, seed {}> --database-url <{engine}> --source {} --cache-mb {} --flush-rows {} --window {}{}",
         header.logs,
         header.seed,
         options.source.as_str(),
-        options.indexer.cache_rows,
+        options.indexer.cache_mb,
         options.indexer.flush_rows,
         options.window,
         if options.indexer.defer_query_indexes { "" } else { " --keep-indexes" }

@@ -321,7 +321,7 @@ fn pipeline(
     let decoder_gauge = MailboxGauge::new(chain.id, "decoder", "fetcher", cap);
     let handler = Handler::new(
         IndexContext::new(chain.id, registry),
-        EntityStore::new(db.clone(), indexer.cache_rows),
+        EntityStore::new(db.clone(), indexer.cache_mb << 20),
         indexer.flush_rows,
         cap,
         handler_gauge.clone(),

@@ -1,9 +1,16 @@
-//! [`EntityCache`]: a bounded moka cache of rows by primary key, with hit and miss counters.
+//! [`EntityCache`]: a moka cache of rows by primary key, bounded by bytes (each entry weighs
+//! its key, its row's [`RowSize`] and moka's own bookkeeping), with hit and miss counters.
 //!
 //! It caches absence too (`None`): only the chain's own handler writes these rows, so a row
 //! known to be missing stays missing until the handler itself creates it.
 
 use moka::sync::Cache;
+
+use super::row_size::RowSize;
+
+/// What moka itself holds per entry besides key and value (the entry's `Arc`, its hash,
+/// access-order and write-order list nodes, frequency sketch share), measured roughly.
+const ENTRY_OVERHEAD: usize = 160;
 
 /// Bounded cache of one table's rows.
 #[derive(Debug)]
@@ -12,12 +19,24 @@ pub struct EntityCache<V: Clone + Send + Sync + 'static> {
     table: &'static str,
 }
 
-impl<V: Clone + Send + Sync + 'static> EntityCache<V> {
-    /// A cache of at most `capacity` rows of `table`.
-    pub fn new(table: &'static str, capacity: u64) -> Self {
-        Self { inner: Cache::new(capacity), table }
+impl<V: RowSize + Clone + Send + Sync + 'static> EntityCache<V> {
+    /// A cache of `table`'s rows holding at most `bytes` (0 caches nothing).
+    pub fn new(table: &'static str, bytes: u64) -> Self {
+        let inner = Cache::builder()
+            .max_capacity(bytes)
+            .weigher(|key: &String, row: &Option<V>| {
+                let size = ENTRY_OVERHEAD
+                    + key.len()
+                    + size_of::<Option<V>>()
+                    + row.as_ref().map_or(0, RowSize::row_bytes);
+                u32::try_from(size).unwrap_or(u32::MAX)
+            })
+            .build();
+        Self { inner, table }
     }
+}
 
+impl<V: Clone + Send + Sync + 'static> EntityCache<V> {
     /// `Some(row or known absence)` on a hit, `None` on a miss.
     pub fn get(&self, key: &str) -> Option<Option<V>> {
         let hit = self.inner.get(key);

@@ -49,16 +49,18 @@ pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, 
         .acquire_timeout(Duration::from_secs(30))
         .sqlx_logging(false);
     if is_sqlite {
-        // WAL lets the API read while the indexer writes; NORMAL sync is durable at every
-        // checkpoint of the WAL and loses at most the last transaction on power loss, never
-        // consistency. busy_timeout covers reader/writer contention. The default page cache
+        // WAL lets the API read while the indexer writes. FULL sync makes every committed
+        // flush durable: the WAL is synced at each commit, so a power loss cannot take back a
+        // checkpoint the indexer reported (NORMAL could lose the last commits). A commit is a
+        // whole flush of thousands of rows, so the sync is one fsync per flush.
+        // busy_timeout covers reader/writer contention. The default page cache
         // (2 MiB) makes every index page of a large database a read syscall: each connection
         // gets SQLITE_CACHE_KIB of cache. The file is not memory-mapped: mapped pages count
         // in the process's resident set (a backfill's RSS grew with the database), while
         // reads outside the page cache are served by the kernel's file cache anyway.
         opts.map_sqlx_sqlite_opts(|o| {
             o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
-                .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
+                .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Full)
                 .busy_timeout(Duration::from_secs(30))
                 .create_if_missing(true)
                 .pragma("cache_size", format!("-{SQLITE_CACHE_KIB}"))

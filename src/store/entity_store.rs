@@ -25,12 +25,9 @@ use super::{
     StoreError,
     cache::EntityCache,
     journal::JournalWindow,
+    row_size::RowSize,
     writer::{self, Changes, Checkpoint},
 };
-
-/// Rows per table kept in the read cache by default. A domain row is ≈500 bytes with its key,
-/// so 200k rows per table is ≈100 MB per table at worst.
-pub const DEFAULT_CACHE_ROWS: u64 = 200_000;
 
 /// One cached, write-behind table.
 #[derive(Debug)]
@@ -47,16 +44,18 @@ struct Table<M: Clone + Send + Sync + 'static> {
     batch: HashMap<String, Option<M>>,
 }
 
-impl<M: Clone + Send + Sync + 'static> Table<M> {
-    fn new(name: &'static str, capacity: u64) -> Self {
+impl<M: RowSize + Clone + Send + Sync + 'static> Table<M> {
+    fn new(name: &'static str, bytes: u64) -> Self {
         Self {
-            cache: EntityCache::new(name, capacity),
+            cache: EntityCache::new(name, bytes),
             dirty: HashMap::new(),
             inflight: HashMap::new(),
             batch: HashMap::new(),
         }
     }
+}
 
+impl<M: Clone + Send + Sync + 'static> Table<M> {
     /// Whether the newest version of `key` is in memory and not committed.
     fn uncommitted(&self, key: &str) -> bool {
         self.dirty.contains_key(key) || self.inflight.contains_key(key)
@@ -245,15 +244,17 @@ pub struct EntityStore {
 }
 
 impl EntityStore {
-    /// A store over `db` caching up to `cache_rows` rows per table.
-    pub fn new(db: DatabaseConnection, cache_rows: u64) -> Self {
+    /// A store over `db` whose read caches hold at most `cache_bytes` in all, shared among
+    /// the tables by how much the handlers read them (domains most, renewals least).
+    pub fn new(db: DatabaseConnection, cache_bytes: u64) -> Self {
+        let share = |percent: u64| cache_bytes / 100 * percent;
         Self {
             db,
-            domains: Table::new("domain", cache_rows),
-            labels: Table::new("label", cache_rows),
-            registrations: Table::new("registration", cache_rows),
-            renewals: Table::new("renewal", cache_rows),
-            records: Table::new("resolver_record", cache_rows),
+            domains: Table::new("domain", share(40)),
+            labels: Table::new("label", share(20)),
+            registrations: Table::new("registration", share(15)),
+            renewals: Table::new("renewal", share(5)),
+            records: Table::new("resolver_record", share(20)),
             addresses: HashMap::new(),
             texts: HashMap::new(),
             cleared_records: Vec::new(),

@@ -16,6 +16,7 @@ pub mod entity_store;
 pub mod error;
 pub mod journal;
 pub mod query_indexes;
+pub mod row_size;
 pub mod tcp_nodelay;
 pub mod writer;
 

@@ -82,7 +82,7 @@ async fn fast_path_slow_path_and_rpc_build_the_same_namegraph() {
     // Small flushes over small windows, so several flushes are written behind while later
     // batches are applied.
     let fast = IndexerConfig {
-        cache_rows: 200_000,
+        cache_mb: 512,
         flush_rows: 1_500,
         mailbox_capacity: 8,
         defer_query_indexes: true,
@@ -92,7 +92,7 @@ async fn fast_path_slow_path_and_rpc_build_the_same_namegraph() {
     // The obvious path: nothing cached, so every read is a query against what was committed;
     // one block per batch and a commit after each.
     let slow = IndexerConfig {
-        cache_rows: 0,
+        cache_mb: 0,
         flush_rows: 1,
         mailbox_capacity: 1,
         defer_query_indexes: false,

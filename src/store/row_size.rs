@@ -1,0 +1,97 @@
+//! [`RowSize`]: how many bytes a cached row holds, so the entity cache can be bounded by
+//! memory rather than by a row count (rows differ tenfold in size: a label is a hash and a
+//! word, a domain carries a dozen hex ids).
+
+use entities::{domain, label, registration, renewal, resolver_record};
+
+/// Bytes of a row: its inline size plus what its strings hold on the heap.
+pub trait RowSize {
+    /// Approximate bytes held by the row.
+    fn row_bytes(&self) -> usize;
+}
+
+fn text(s: &str) -> usize {
+    s.len()
+}
+
+fn opt(s: &Option<String>) -> usize {
+    s.as_deref().map_or(0, text)
+}
+
+impl RowSize for domain::Model {
+    fn row_bytes(&self) -> usize {
+        size_of::<Self>()
+            + text(&self.id)
+            + text(&self.registry)
+            + text(&self.node)
+            + text(&self.label_hash)
+            + opt(&self.parent_id)
+            + opt(&self.owner)
+            + opt(&self.registry_owner)
+            + opt(&self.resolver)
+            + text(&self.name)
+            + opt(&self.registration_id)
+    }
+}
+
+impl RowSize for label::Model {
+    fn row_bytes(&self) -> usize {
+        size_of::<Self>() + text(&self.label_hash) + opt(&self.label) + text(&self.interpreted)
+    }
+}
+
+impl RowSize for registration::Model {
+    fn row_bytes(&self) -> usize {
+        size_of::<Self>()
+            + text(&self.id)
+            + text(&self.domain_id)
+            + text(&self.kind)
+            + text(&self.registrar)
+            + opt(&self.registrant)
+            + opt(&self.base_cost)
+            + opt(&self.premium)
+            + opt(&self.referrer)
+    }
+}
+
+impl RowSize for renewal::Model {
+    fn row_bytes(&self) -> usize {
+        size_of::<Self>()
+            + text(&self.id)
+            + text(&self.registration_id)
+            + opt(&self.base_cost)
+            + opt(&self.premium)
+            + opt(&self.referrer)
+    }
+}
+
+impl RowSize for resolver_record::Model {
+    fn row_bytes(&self) -> usize {
+        size_of::<Self>()
+            + text(&self.id)
+            + text(&self.resolver)
+            + text(&self.node)
+            + opt(&self.name)
+            + opt(&self.contenthash)
+            + opt(&self.pubkey_x)
+            + opt(&self.pubkey_y)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_count_toward_the_size() {
+        let short =
+            label::Model { label_hash: "0x01".into(), label: None, interpreted: "a".into() };
+        let long = label::Model {
+            label_hash: "0x01".into(),
+            label: Some("x".repeat(1000)),
+            interpreted: "x".repeat(1000),
+        };
+        assert_eq!(long.row_bytes() - short.row_bytes(), 1999);
+        assert!(short.row_bytes() >= size_of::<label::Model>());
+    }
+}
