@@ -10,6 +10,13 @@ use ensemble::{
     devnet::{Anvil, Driver, Scenario, scenario::ScenarioOptions},
 };
 
+/// mimalloc instead of glibc's allocator: rows are built on the handler's thread and freed on
+/// the writer's after each flush, and glibc's per-thread arenas keep such memory
+/// fragmented and resident (peak RSS grew to gigabytes over a cache budget of 512 MB,
+/// BENCHMARKS.md); mimalloc returns it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Multi-chain ENS indexer with an Omnigraph-style GraphQL API.
 #[derive(Debug, Parser)]
 #[command(version, about)]

@@ -14,8 +14,9 @@ use super::StoreError;
 /// Connections in the pool. SQLite serializes writers anyway; readers (GraphQL) share the rest.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
 
-/// SQLite page cache per connection, KiB.
-pub const SQLITE_CACHE_KIB: u64 = 32 * 1024;
+/// SQLite page cache per connection, KiB: with [`DEFAULT_MAX_CONNECTIONS`] connections, at
+/// most 128 MiB in all, on top of the entity cache budget (`indexer.cache_mb`).
+pub const SQLITE_CACHE_KIB: u64 = 16 * 1024;
 
 /// Begins a transaction that will write. On SQLite it takes the write lock at `BEGIN`
 /// (`BEGIN IMMEDIATE`): a transaction that reads first and writes later would otherwise fail
@@ -58,13 +59,17 @@ pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, 
         // gets SQLITE_CACHE_KIB of cache. The file is not memory-mapped: mapped pages count
         // in the process's resident set (a backfill's RSS grew with the database), while
         // reads outside the page cache are served by the kernel's file cache anyway.
+        // Temporary storage (the sorter of a `CREATE INDEX`, large `ORDER BY`s) is a file,
+        // not memory: building a deferred index over millions of rows sorted them all in the
+        // heap and added gigabytes to the peak RSS at 5M events (BENCHMARKS.md); as files
+        // they spill past the page cache into the kernel's file cache instead.
         opts.map_sqlx_sqlite_opts(|o| {
             o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
                 .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Full)
                 .busy_timeout(Duration::from_secs(30))
                 .create_if_missing(true)
                 .pragma("cache_size", format!("-{SQLITE_CACHE_KIB}"))
-                .pragma("temp_store", "memory")
+                .pragma("temp_store", "file")
         });
     } else {
         // Every API query is value-dependent (a prefix range, an owner, a cursor): a generic
