@@ -6,9 +6,9 @@
 //! fatal error the handler is poisoned and refuses every later batch, so a half-applied batch
 //! can never be flushed: the supervisor replaces the whole pipeline instead.
 //!
-//! Before a batch is applied, the rows it will read are prefetched in a few queries. On SQLite
-//! a full dirty set is written behind, on the handler's writer thread, while the next batches
-//! are applied; the chain's progress moves only when that write has committed.
+//! Before a batch is applied, the rows it will read are prefetched in a few queries. A full
+//! dirty set is written behind, on the handler's writer thread, while the next batches are
+//! applied; the chain's progress moves only when that write has committed.
 
 use std::time::Instant;
 
@@ -58,8 +58,8 @@ pub struct Handler {
     ctx: IndexContext,
     /// The store and what is pending on it; taken while a batch is applied.
     carry: Option<Carry>,
-    /// The thread that writes flushes behind, on SQLite only (stopped with the handler).
-    writer: Option<actix::Arbiter>,
+    /// The thread that writes flushes behind (stopped with the handler).
+    writer: actix::Arbiter,
     flush_rows: usize,
     mailbox_capacity: usize,
     gauge: MailboxGauge,
@@ -79,8 +79,8 @@ impl Handler {
         gauge: MailboxGauge,
         progress: Arc<ChainProgress>,
     ) -> Self {
-        let writer = writes_behind(&store).then(actix::Arbiter::new);
-        let handle = writer.as_ref().map(actix::Arbiter::handle);
+        let writer = actix::Arbiter::new();
+        let handle = writer.handle();
         Self {
             ctx,
             carry: Some(Carry { store, writer: handle, unflushed: None, writing: None }),
@@ -103,9 +103,7 @@ impl Actor for Handler {
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
-        if let Some(writer) = &self.writer {
-            writer.stop();
-        }
+        self.writer.stop();
     }
 }
 
@@ -128,18 +126,11 @@ impl Drop for Writing {
     }
 }
 
-/// Whether flushes are written behind. On SQLite the engine runs on sqlx's worker threads and
-/// writing behind overlaps it with the handler: 14.3k → 18.4k events/s. On PostgreSQL the
-/// client side of a flush (building and encoding the multi-row statements) then competes
-/// with the handler and the server for the same two cores, and throughput fell from 12.1k to
-/// 9.8–11.3k events/s (BENCHMARKS.md), so PostgreSQL flushes are waited for.
-fn writes_behind(store: &EntityStore) -> bool {
-    store.db().get_database_backend() == sea_orm::DatabaseBackend::Sqlite
-}
-
 /// Starts writing everything dirty with `checkpoint` on the writer thread, without waiting
 /// for it. The write runs on its own thread: on the handler's thread it would only make
-/// progress while the handler waits, and applying a batch rarely waits.
+/// progress while the handler waits, and applying a batch rarely waits. Both engines write
+/// behind: SQLite went from 14.3k to 18.4k events/s, PostgreSQL from 7.2k to 10.8k once the
+/// allocator was mimalloc (with glibc's, PostgreSQL had lost by it; BENCHMARKS.md).
 fn write_behind(
     store: &mut EntityStore,
     writer: &actix::ArbiterHandle,
@@ -206,8 +197,8 @@ async fn flush(
 #[derive(Debug)]
 struct Carry {
     store: EntityStore,
-    /// The thread flushes are written behind on; none when they are waited for.
-    writer: Option<actix::ArbiterHandle>,
+    /// The thread flushes are written behind on.
+    writer: actix::ArbiterHandle,
     /// Checkpoint of applied changes not handed to a flush yet.
     unflushed: Option<Checkpoint>,
     writing: Option<Writing>,
@@ -292,10 +283,7 @@ async fn apply(
         flush(store, &checkpoint, batch.journal.as_ref(), progress).await?;
     } else if store.dirty_rows() >= flush_rows {
         settle(store, writing.take(), progress).await?;
-        match writer {
-            Some(writer) => *writing = Some(write_behind(store, writer, checkpoint)),
-            None => flush(store, &checkpoint, None, progress).await?,
-        }
+        *writing = Some(write_behind(store, writer, checkpoint));
     } else {
         *unflushed = Some(checkpoint);
     }
