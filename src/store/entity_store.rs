@@ -73,6 +73,15 @@ impl<M: Clone + Send + Sync + 'static> Table<M> {
         self.cache.get(key)
     }
 
+    /// The newest version of `key` held outside the cache (dirty, in flight or pinned for the
+    /// batch), borrowed.
+    fn newest_ref(&self, key: &str) -> Option<&M> {
+        self.dirty
+            .get(key)
+            .or_else(|| self.inflight.get(key))
+            .or_else(|| self.batch.get(key).and_then(Option::as_ref))
+    }
+
     /// The newest in-memory version of `key`, if any; not counted as a cache lookup.
     fn peek(&self, key: &str) -> Option<M> {
         match self.dirty.get(key).or_else(|| self.inflight.get(key)) {
@@ -241,6 +250,8 @@ pub struct EntityStore {
     events: Vec<event::Model>,
     event_blocks: Vec<event_block::Model>,
     event_transactions: Vec<event_transaction::Model>,
+    /// Domains put since the last flush whose name may differ from the stored one.
+    renamed_domains: HashSet<String>,
 }
 
 impl EntityStore {
@@ -263,6 +274,7 @@ impl EntityStore {
             events: Vec::new(),
             event_blocks: Vec::new(),
             event_transactions: Vec::new(),
+            renamed_domains: HashSet::new(),
         }
     }
 
@@ -331,6 +343,11 @@ impl EntityStore {
 
     /// Stores a domain. A domain's `label_hash` and `parent_id` must never change.
     pub fn put_domain(&mut self, row: domain::Model) {
+        // Whether the name may have changed: the flush rewrites `name` (and the indexes that
+        // hold it) only for these rows. Unknown previous versions count as changed.
+        if self.domains.newest_ref(&row.id).is_none_or(|old| old.name != row.name) {
+            self.renamed_domains.insert(row.id.clone());
+        }
         let known = self.domains.uncommitted(&row.id) || self.domains.cache.holds_row(&row.id);
         if !known {
             self.new.domains.insert(row.id.clone());
@@ -512,6 +529,7 @@ impl EntityStore {
             events: std::mem::take(&mut self.events),
             event_blocks: std::mem::take(&mut self.event_blocks),
             event_transactions: std::mem::take(&mut self.event_transactions),
+            renamed_domains: std::mem::take(&mut self.renamed_domains),
         };
         self.new_inflight = std::mem::take(&mut self.new);
         PendingFlush { db: self.db.clone(), changes }

@@ -6,6 +6,8 @@ use entities::{
     checkpoint, domain, event, event_block, event_transaction, label, registration, renewal,
     resolver_address, resolver_record, resolver_text,
 };
+use std::collections::HashSet;
+
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, IdenStatic, IntoActiveModel,
     Iterable, PrimaryKeyToColumn, QueryFilter, sea_query::OnConflict,
@@ -71,6 +73,8 @@ pub struct Changes {
     pub event_blocks: Vec<event_block::Model>,
     /// Transaction hashes and recipients of those events, one row per transaction.
     pub event_transactions: Vec<event_transaction::Model>,
+    /// Ids of the `domains` whose name may have changed; the others keep their stored name.
+    pub renamed_domains: HashSet<String>,
 }
 
 impl Changes {
@@ -102,12 +106,45 @@ where
     E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
     C: sea_orm::ConnectionTrait,
 {
+    upsert_keeping::<E, C, E::Model>(db, rows, &[]).await
+}
+
+/// Columns a domain row never changes after its creation (its identity and place in the
+/// tree), and `name` and `depth` when the row was not renamed.
+const DOMAIN_FIXED: [domain::Column; 7] = [
+    domain::Column::ChainId,
+    domain::Column::Registry,
+    domain::Column::Node,
+    domain::Column::LabelHash,
+    domain::Column::ParentId,
+    domain::Column::CreatedBlock,
+    domain::Column::CreatedAt,
+];
+const DOMAIN_NAME: [domain::Column; 2] = [domain::Column::Name, domain::Column::Depth];
+
+/// [`upsert`] whose conflict update leaves `keep` as stored. SQLite rewrites an index entry on
+/// update whenever one of its columns is assigned, equal or not, so columns that cannot have
+/// changed stay out of the `SET` list: a domain update then leaves `domains_label_hash` and
+/// `domains_parent_name_id` untouched unless the name changed.
+pub(crate) async fn upsert_keeping<E, C, R>(
+    db: &C,
+    rows: &[R],
+    keep: &[E::Column],
+) -> Result<(), StoreError>
+where
+    E: EntityTrait,
+    E::Model: IntoActiveModel<E::ActiveModel> + Clone,
+    E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
+    C: sea_orm::ConnectionTrait,
+    R: std::borrow::Borrow<E::Model>,
+{
     if rows.is_empty() {
         return Ok(());
     }
     let pk: Vec<E::Column> = E::PrimaryKey::iter().map(|k| k.into_column()).collect();
-    let updates: Vec<E::Column> =
-        E::Column::iter().filter(|c| !pk.iter().any(|k| k.as_str() == c.as_str())).collect();
+    let updates: Vec<E::Column> = E::Column::iter()
+        .filter(|c| !pk.iter().chain(keep).any(|k| k.as_str() == c.as_str()))
+        .collect();
     let mut rest = rows;
     for size in statement_sizes(rows.len()) {
         let (rows, tail) = rest.split_at(size);
@@ -118,7 +155,7 @@ where
         } else {
             conflict.update_columns(updates.clone());
         }
-        E::insert_many(rows.iter().cloned().map(IntoActiveModel::into_active_model))
+        E::insert_many(rows.iter().map(|r| r.borrow().clone().into_active_model()))
             .on_conflict(conflict)
             .exec_without_returning(db)
             .await
@@ -174,7 +211,14 @@ pub async fn write(
         }
     }
     timed_upsert::<label::Entity, _>(&txn, &changes.labels, "label").await?;
-    timed_upsert::<domain::Entity, _>(&txn, &changes.domains, "domain").await?;
+    let (renamed, kept): (Vec<&domain::Model>, Vec<&domain::Model>) =
+        changes.domains.iter().partition(|d| changes.renamed_domains.contains(&d.id));
+    let started = std::time::Instant::now();
+    upsert_keeping::<domain::Entity, _, _>(&txn, &renamed, &DOMAIN_FIXED).await?;
+    let fixed_and_name: Vec<domain::Column> = DOMAIN_FIXED.into_iter().chain(DOMAIN_NAME).collect();
+    upsert_keeping::<domain::Entity, _, _>(&txn, &kept, &fixed_and_name).await?;
+    metrics::histogram!("ensemble_flush_table_seconds", "entity" => "domain")
+        .record(started.elapsed().as_secs_f64());
     timed_upsert::<registration::Entity, _>(&txn, &changes.registrations, "registration").await?;
     timed_upsert::<renewal::Entity, _>(&txn, &changes.renewals, "renewal").await?;
     timed_upsert::<resolver_record::Entity, _>(&txn, &changes.records, "resolver_record").await?;
