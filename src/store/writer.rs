@@ -179,9 +179,14 @@ where
 {
     let started = std::time::Instant::now();
     upsert::<E, C>(db, rows).await?;
+    record_table_time(entity, started);
+    Ok(())
+}
+
+/// Records into `ensemble_flush_table_seconds{entity}` the time a flush spent on a table.
+fn record_table_time(entity: &'static str, started: std::time::Instant) {
     metrics::histogram!("ensemble_flush_table_seconds", "entity" => entity)
         .record(started.elapsed().as_secs_f64());
-    Ok(())
 }
 
 /// Writes `changes` and `checkpoint` in one transaction; with a `journal` window, the prior
@@ -217,8 +222,7 @@ pub async fn write(
     upsert_keeping::<domain::Entity, _, _>(&txn, &renamed, &DOMAIN_FIXED).await?;
     let fixed_and_name: Vec<domain::Column> = DOMAIN_FIXED.into_iter().chain(DOMAIN_NAME).collect();
     upsert_keeping::<domain::Entity, _, _>(&txn, &kept, &fixed_and_name).await?;
-    metrics::histogram!("ensemble_flush_table_seconds", "entity" => "domain")
-        .record(started.elapsed().as_secs_f64());
+    record_table_time("domain", started);
     timed_upsert::<registration::Entity, _>(&txn, &changes.registrations, "registration").await?;
     timed_upsert::<renewal::Entity, _>(&txn, &changes.renewals, "renewal").await?;
     timed_upsert::<resolver_record::Entity, _>(&txn, &changes.records, "resolver_record").await?;
