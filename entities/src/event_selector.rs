@@ -124,16 +124,13 @@ pub const SELECTORS: [(&str, &str); 28] = [
     ),
 ];
 
-/// [`SELECTORS`] as bytes, decoded once.
+/// [`SELECTORS`] as bytes, decoded once (the table is checked by the tests below).
 static BYTES: LazyLock<Vec<[u8; 32]>> = LazyLock::new(|| {
     SELECTORS
         .iter()
-        .map(|(_, hex)| {
+        .map(|(_, text)| {
             let mut out = [0u8; 32];
-            for (i, byte) in out.iter_mut().enumerate() {
-                let pair = &hex[2 + 2 * i..4 + 2 * i];
-                *byte = u8::from_str_radix(pair, 16).unwrap_or_default();
-            }
+            hex::decode_to_slice(&text[2..], &mut out).unwrap_or_default();
             out
         })
         .collect()
@@ -147,6 +144,12 @@ pub fn code(selector: &[u8]) -> Option<i16> {
 /// The selector (topic0) of `code`.
 pub fn selector(code: i16) -> Option<&'static [u8; 32]> {
     usize::try_from(code).ok().and_then(|i| BYTES.get(i))
+}
+
+/// The code of the event with this canonical signature, e.g.
+/// `NameRegistered(uint256,address,uint256)`.
+pub fn code_of_signature(signature: &str) -> Option<i16> {
+    SELECTORS.iter().position(|(s, _)| *s == signature).and_then(|i| i16::try_from(i).ok())
 }
 
 /// The code of a `0x` hex selector, compared case-insensitively.
@@ -168,10 +171,8 @@ mod tests {
             assert_eq!(code as usize, i, "{hex} appears twice");
             let bytes = selector(code).copied().unwrap_or_default();
             assert_eq!(self::code(&bytes), Some(code));
-            assert_eq!(
-                format!("0x{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()),
-                *hex
-            );
+            assert_eq!(format!("0x{}", hex::encode(bytes)), *hex);
+            assert_eq!(code_of_signature(SELECTORS[i].0), Some(code));
         }
         assert_eq!(selector(-1), None);
         assert_eq!(code(&[0u8; 32]), None);

@@ -1,7 +1,7 @@
 //! DataLoaders: nested lookups of a page (each domain's parent and latest registration, each
 //! record's addresses and texts, each reference's domain and primary name, each registration's
-//! opening event, each event's block and transaction) are collected and answered by one `WHERE key IN (...)` query per kind
-//! instead of one query per row. No cache: a loader only batches within a request, so answers
+//! opening event, each event's block and transaction) are collected and answered by one
+//! `WHERE key IN (...)` query per kind instead of one query per row. No cache: a loader only batches within a request, so answers
 //! are never staler than the database.
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
@@ -167,13 +167,12 @@ impl Loader<(i64, String, i64)> for OpeningEventLoader {
         &self,
         keys: &[(i64, String, i64)],
     ) -> Result<HashMap<(i64, String, i64), Self::Value>, Self::Error> {
-        use alloy::primitives::keccak256;
         let selectors: Vec<i16> = [
-            keccak256("NameRegistered(uint256,address,uint256)"),
-            keccak256("NameWrapped(bytes32,bytes,address,uint32,uint64)"),
+            "NameRegistered(uint256,address,uint256)",
+            "NameWrapped(bytes32,bytes,address,uint32,uint64)",
         ]
-        .iter()
-        .filter_map(|s| event_selector::code(s.as_slice()))
+        .into_iter()
+        .filter_map(event_selector::code_of_signature)
         .collect();
         let nodes = keys.iter().map(|(_, n, _)| crate::types::event::hex_bytes(n));
         let rows = event::Entity::find()

@@ -80,10 +80,9 @@ impl Handler {
         progress: Arc<ChainProgress>,
     ) -> Self {
         let writer = actix::Arbiter::new();
-        let handle = writer.handle();
         Self {
             ctx,
-            carry: Some(Carry { store, writer: handle, unflushed: None, writing: None }),
+            carry: Some(Carry { store, writer: writer.handle(), unflushed: None, writing: None }),
             writer,
             flush_rows,
             mailbox_capacity,

@@ -25,10 +25,10 @@ impl<V: RowSize + Clone + Send + Sync + 'static> EntityCache<V> {
         let inner = Cache::builder()
             .max_capacity(bytes)
             .weigher(|key: &String, row: &Option<V>| {
+                // A row's size includes its inline part; an absence is just the `Option`.
                 let size = ENTRY_OVERHEAD
                     + key.len()
-                    + size_of::<Option<V>>()
-                    + row.as_ref().map_or(0, RowSize::row_bytes);
+                    + row.as_ref().map_or(size_of::<Option<V>>(), RowSize::row_bytes);
                 u32::try_from(size).unwrap_or(u32::MAX)
             })
             .build();
