@@ -19,5 +19,6 @@ mod query_indexes;
 mod reorg;
 mod restart;
 mod split;
+mod sqlite_settings;
 mod support;
 mod throughput;

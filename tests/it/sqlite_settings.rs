@@ -1,0 +1,60 @@
+//! SQLite storage settings: a new database file gets 16 KiB pages and a WAL that checkpoints
+//! every 10 000 pages; the flush writer is a connection of its own, with the page cache the
+//! indexer's budget gives it, over the same file the pooled connections read.
+
+use ensemble::store::database::{
+    SQLITE_CACHE_KIB, SQLITE_PAGE_BYTES, SQLITE_WAL_AUTOCHECKPOINT_PAGES, connect,
+    writer_connection,
+};
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+
+use crate::support::{Backend, TestDb};
+
+async fn pragma(db: &DatabaseConnection, name: &str) -> i64 {
+    let backend = db.get_database_backend();
+    let row = db
+        .query_one_raw(Statement::from_string(backend, format!("PRAGMA {name}")))
+        .await
+        .expect("pragma")
+        .expect("pragma row");
+    row.try_get_by_index::<i64>(0).expect("integer pragma")
+}
+
+#[actix_rt::test]
+async fn a_new_database_has_large_pages_and_a_writer_of_its_own() {
+    let test_db = TestDb::new(Backend::Sqlite).await;
+    let db = connect(&test_db.url).await.expect("connect");
+    assert_eq!(pragma(&db, "page_size").await, i64::from(SQLITE_PAGE_BYTES));
+    assert_eq!(pragma(&db, "wal_autocheckpoint").await, i64::from(SQLITE_WAL_AUTOCHECKPOINT_PAGES));
+    // A negative cache_size is KiB.
+    assert_eq!(pragma(&db, "cache_size").await, -(SQLITE_CACHE_KIB as i64));
+
+    let writer = writer_connection(&db, 48 << 20);
+    assert_eq!(pragma(&writer, "cache_size").await, -(48 << 10), "the budget's page cache");
+    assert_eq!(
+        pragma(&db, "cache_size").await,
+        -(SQLITE_CACHE_KIB as i64),
+        "the pool's is unchanged"
+    );
+    assert_eq!(pragma(&writer, "page_size").await, i64::from(SQLITE_PAGE_BYTES));
+
+    // The writer writes the same file the pool reads.
+    writer
+        .execute_unprepared(
+            "INSERT INTO deferred_indexes (name, definition) VALUES ('probe', 'CREATE INDEX probe ON labels (label)')",
+        )
+        .await
+        .expect("write through the writer");
+    let seen = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT definition FROM deferred_indexes WHERE name = 'probe'",
+        ))
+        .await
+        .expect("read through the pool")
+        .expect("the row is there");
+    assert_eq!(
+        seen.try_get_by_index::<String>(0).expect("definition"),
+        "CREATE INDEX probe ON labels (label)"
+    );
+}
