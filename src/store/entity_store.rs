@@ -93,11 +93,16 @@ impl<M: Clone + Send + Sync + 'static> Table<M> {
         }
     }
 
-    /// Moves the dirty rows in flight and returns them for the writer.
+    /// Moves the dirty rows in flight and returns them for the writer in key order. The keys
+    /// are hashes, so in the map's order every upsert lands on another page of the primary
+    /// key's B-tree; in key order consecutive upserts walk it from one end to the other and
+    /// find their pages still cached.
     fn begin_flush(&mut self) -> Vec<M> {
         debug_assert!(self.inflight.is_empty(), "one flush in flight at a time");
         self.inflight = std::mem::take(&mut self.dirty);
-        self.inflight.values().cloned().collect()
+        let mut rows: Vec<(&String, &M)> = self.inflight.iter().collect();
+        rows.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        rows.into_iter().map(|(_, row)| row.clone()).collect()
     }
 
     fn put(&mut self, key: String, row: M) {
