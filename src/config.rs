@@ -69,8 +69,8 @@ impl std::fmt::Debug for HttpConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IndexerConfig {
-    /// Memory budget of each chain's caches, MiB: the entity read cache and, on SQLite, a
-    /// quarter of it as the flush writer's page cache (0 caches nothing).
+    /// Memory budget of each chain's caches, MiB: the entity read cache and, on SQLite,
+    /// half of it as the flush writer's page cache (0 caches nothing).
     pub cache_mb: u64,
     /// Flush when this many rows are dirty (and always when caught up with the head).
     pub flush_rows: usize,
