@@ -70,9 +70,10 @@ pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, 
         // flush durable: the WAL is synced at each commit, so a power loss cannot take back a
         // checkpoint the indexer reported (NORMAL could lose the last commits). A commit is a
         // whole flush of thousands of rows, so the sync is one fsync per flush.
-        // busy_timeout covers reader/writer contention. The default page cache
-        // (2 MiB) makes every index page of a large database a read syscall: each connection
-        // gets SQLITE_CACHE_KIB of cache. The file is not memory-mapped: mapped pages count
+        // busy_timeout covers reader/writer contention. Each pooled connection gets
+        // SQLITE_CACHE_KIB of page cache (its doc says why so little); the flush writer's own
+        // connection takes its cache from the budget and every other setting from here
+        // (`writer_connection`). The file is not memory-mapped: mapped pages count
         // in the process's resident set (a backfill's RSS grew with the database), while
         // reads outside the page cache are served by the kernel's file cache anyway.
         // Temporary storage (the sorter of a `CREATE INDEX`, large `ORDER BY`s) is a file,
