@@ -292,6 +292,13 @@ impl Config {
                     "chain {id} is listed twice; keep one [[chains]] entry per chain id"
                 )));
             }
+            // Domain keys hold the chain id in 32 bits (every ENS chain's id fits).
+            if !entities::domain_key::DomainKey::holds_chain(id) {
+                return Err(ConfigError::Invalid(format!(
+                    "chain {id}: chain ids above {} are not supported",
+                    u32::MAX
+                )));
+            }
             if chain.rpc_url.as_deref().is_none_or(str::is_empty) {
                 return Err(ConfigError::Invalid(format!(
                     "chain {id} ({}) has no RPC endpoint; set RPC_URL_{id}=<url> or rpc_url in its [[chains]] entry",
@@ -369,6 +376,14 @@ mod tests {
         let file = write(CHAIN);
         let err = Config::load(Some(file.path()), []).unwrap_err().to_string();
         assert!(err.contains("RPC_URL_31337"), "{err}");
+    }
+
+    #[test]
+    fn chain_ids_must_fit_a_domain_key() {
+        let file = write(&CHAIN.replace("31337", "4294967296"));
+        let env = [("RPC_URL_4294967296".to_owned(), "http://127.0.0.1:1".to_owned())];
+        let err = Config::load(Some(file.path()), env).unwrap_err().to_string();
+        assert!(err.contains("chain 4294967296") && err.contains("not supported"), "{err}");
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! `domains`: one row per ENSv1 node per chain and registry.
 //!
-//! The id is the Omnigraph ENSv1 id `${chainId}-${registryAddress}-${node}`; events of the old
-//! mainnet registry are stored under the new registry's id, as the Omnigraph does. The canonical
+//! The id is the Omnigraph ENSv1 id `${chainId}-${registryAddress}-${node}`, stored as a
+//! [`DomainKey`] (56 raw bytes); events of the old mainnet registry are stored under the new
+//! registry's id, as the Omnigraph does. The canonical
 //! name is materialized (interpreted labels joined by `.`) and re-rendered when a label heals;
 //! `label_hash` and `parent_id` are indexed so that re-rendering touches only affected rows.
 
 use sea_orm::entity::prelude::*;
+
+pub use crate::domain_key::DomainKey;
 
 /// A domain.
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
@@ -13,7 +16,7 @@ use sea_orm::entity::prelude::*;
 pub struct Model {
     /// `${chainId}-${registryAddress}-${node}`.
     #[sea_orm(primary_key, auto_increment = false)]
-    pub id: String,
+    pub id: DomainKey,
     /// Chain the registry lives on.
     pub chain_id: i64,
     /// Address of the (new) registry contract.
@@ -23,7 +26,7 @@ pub struct Model {
     /// labelhash of the leaf label.
     pub label_hash: String,
     /// Id of the parent domain; `None` for top-level domains.
-    pub parent_id: Option<String>,
+    pub parent_id: Option<DomainKey>,
     /// Materialized effective owner: registry owner, overwritten by the registrar token owner
     /// and the NameWrapper token owner. `None` when owned by the zero address.
     pub owner: Option<String>,

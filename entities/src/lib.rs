@@ -4,7 +4,8 @@
 //! - addresses, nodes and hashes are lowercase `0x`-prefixed hex text, so both SQLite and
 //!   PostgreSQL compare and index them the same way and GraphQL can hand them out unchanged;
 //!   the event history (`events`, `event_blocks`, `event_transactions`), one row per event,
-//!   stores them as raw bytes instead, which halves the largest table;
+//!   stores them as raw bytes instead, which halves the largest table, and a domain's id is
+//!   a 56-byte [`domain_key::DomainKey`] wherever it is stored;
 //! - `uint256` amounts (costs, premiums) are decimal text, because neither engine has a
 //!   portable 256-bit integer;
 //! - timestamps and expiries are seconds since the epoch in `i64`; contract values beyond
@@ -16,6 +17,7 @@ pub mod chain_status;
 pub mod checkpoint;
 pub mod deferred_index;
 pub mod domain;
+pub mod domain_key;
 pub mod event;
 pub mod event_block;
 pub mod event_selector;

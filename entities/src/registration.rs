@@ -12,7 +12,7 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub id: String,
     /// The registered domain.
-    pub domain_id: String,
+    pub domain_id: crate::domain_key::DomainKey,
     /// 0-based index within the domain.
     pub index: i32,
     /// `BaseRegistrar` or `NameWrapper`.

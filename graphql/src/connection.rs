@@ -11,6 +11,7 @@
 use async_graphql::{Context, Enum, Error, InputObject, Object, SimpleObject};
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use entities::domain;
+use entities::domain_key::DomainKey;
 use sea_orm::{
     ColumnTrait, Condition, DatabaseConnection, DbBackend, EntityTrait, Order, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect,
@@ -79,7 +80,7 @@ pub struct Paging {
 #[derive(Clone, Debug)]
 pub enum DomainFilter {
     /// Children of a domain.
-    Parent(String),
+    Parent(DomainKey),
     /// Domains whose effective owner is this address.
     Owner(String),
     /// Exact canonical name.
@@ -98,7 +99,7 @@ pub enum DomainFilter {
     /// Nothing at all.
     Nothing,
     /// The one domain with this id.
-    Id(String),
+    Id(DomainKey),
     /// Top-level domains of one registry.
     TopLevel {
         /// Chain of the registry.
@@ -109,6 +110,17 @@ pub enum DomainFilter {
 }
 
 impl DomainFilter {
+    /// The domain with the Omnigraph id `id`; nothing when `id` is not a domain id (a virtual
+    /// registry's id names its domain, but a caller may pass any text).
+    pub fn id(id: &str) -> Self {
+        id.parse().map_or(Self::Nothing, Self::Id)
+    }
+
+    /// The children of the domain with the Omnigraph id `id`, as [`DomainFilter::id`].
+    pub fn parent(id: &str) -> Self {
+        id.parse().map_or(Self::Nothing, Self::Parent)
+    }
+
     fn condition(&self, backend: DbBackend) -> Condition {
         match self {
             Self::Parent(id) => Condition::all().add(domain::Column::ParentId.eq(id.clone())),
@@ -199,6 +211,7 @@ struct Cursor {
     by: DomainsOrderBy,
     dir: OrderDirection,
     value: SortValue,
+    /// The row's Omnigraph id: the tie-breaker.
     id: String,
 }
 
@@ -225,7 +238,7 @@ fn encode_cursor(order: DomainsOrderInput, row: &domain::Model) -> String {
         by: order.by,
         dir: order.dir,
         value: sort_value(order.by, row),
-        id: row.id.clone(),
+        id: row.id.to_string(),
     };
     URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).unwrap_or_default())
 }
@@ -255,7 +268,7 @@ fn decode_cursor(text: &str, order: DomainsOrderInput) -> Result<Cursor, Error> 
                 SortValue::Int(_)
             )
     );
-    if !typed {
+    if !typed || cursor.id.parse::<DomainKey>().is_err() {
         return Err(coded(code::INVALID_CURSOR, "invalid cursor"));
     }
     Ok(cursor)
@@ -264,16 +277,18 @@ fn decode_cursor(text: &str, order: DomainsOrderInput) -> Result<Cursor, Error> 
 /// Rows strictly after `cursor` when walking in `dir`.
 fn after(by: DomainsOrderBy, dir: OrderDirection, cursor: Cursor) -> Condition {
     let col = column(by);
-    let (value, id) = (cursor.value, cursor.id);
+    // `decode_cursor` checked the id.
+    let (value, id) = (cursor.value, cursor.id.parse::<DomainKey>().ok());
     let (beyond, tie) = match (dir, value) {
         (OrderDirection::Asc, SortValue::Text(v)) => (col.gt(v.clone()), col.eq(v)),
         (OrderDirection::Desc, SortValue::Text(v)) => (col.lt(v.clone()), col.eq(v)),
         (OrderDirection::Asc, SortValue::Int(v)) => (col.gt(v), col.eq(v)),
         (OrderDirection::Desc, SortValue::Int(v)) => (col.lt(v), col.eq(v)),
     };
-    let id_beyond = match dir {
-        OrderDirection::Asc => domain::Column::Id.gt(id),
-        OrderDirection::Desc => domain::Column::Id.lt(id),
+    let id_beyond = match (dir, id) {
+        (OrderDirection::Asc, Some(id)) => domain::Column::Id.gt(id),
+        (OrderDirection::Desc, Some(id)) => domain::Column::Id.lt(id),
+        (_, None) => domain::Column::Id.is_null(),
     };
     Condition::any().add(beyond).add(Condition::all().add(tie).add(id_beyond))
 }

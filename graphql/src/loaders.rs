@@ -7,46 +7,49 @@
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use async_graphql::dataloader::{DataLoader, Loader};
+use entities::domain_key::DomainKey;
 use entities::{
     domain, event, event_block, event_selector, event_transaction, registration, resolver_address,
     resolver_record, resolver_text,
 };
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
-/// Rows of one table by a text key column: by primary key (`Vec` of one) or by a foreign key
-/// (every row that carries it, in `order`). One `WHERE key IN (...)` per batch.
+/// Rows of one table by a key column: by primary key (`Vec` of one) or by a foreign key
+/// (every row that carries it, in `order`). One `WHERE key IN (...)` per batch. Keys are
+/// text, except domain keys.
 #[derive(Debug)]
-pub struct RowsBy<E: EntityTrait> {
+pub struct RowsBy<E: EntityTrait, K = String> {
     db: DatabaseConnection,
     key: E::Column,
     order: E::Column,
-    read: fn(&E::Model) -> &str,
+    read: fn(&E::Model) -> &K,
 }
 
-impl<E: EntityTrait> RowsBy<E> {
+impl<E: EntityTrait, K> RowsBy<E, K> {
     /// Rows of `E` whose `key` column (read back with `read`) is one of the requested keys,
     /// each group in `order`.
     pub fn new(
         db: DatabaseConnection,
         key: E::Column,
         order: E::Column,
-        read: fn(&E::Model) -> &str,
+        read: fn(&E::Model) -> &K,
     ) -> Self {
         Self { db, key, order, read }
     }
 }
 
-impl<E> Loader<String> for RowsBy<E>
+impl<E, K> Loader<K> for RowsBy<E, K>
 where
     E: EntityTrait,
     E::Model: Clone + Send + Sync + 'static,
     E::Column: Send + Sync,
+    K: Clone + Eq + std::hash::Hash + Into<sea_orm::Value> + Send + Sync + 'static,
 {
     type Value = Vec<E::Model>;
     type Error = Arc<sea_orm::DbErr>;
 
-    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
-        let mut out: HashMap<String, Self::Value> = HashMap::new();
+    async fn load(&self, keys: &[K]) -> Result<HashMap<K, Self::Value>, Self::Error> {
+        let mut out: HashMap<K, Self::Value> = HashMap::new();
         for row in E::find()
             .filter(self.key.is_in(keys.iter().cloned()))
             .order_by_asc(self.order)
@@ -54,14 +57,14 @@ where
             .await
             .map_err(Arc::new)?
         {
-            out.entry((self.read)(&row).to_owned()).or_default().push(row);
+            out.entry((self.read)(&row).clone()).or_default().push(row);
         }
         Ok(out)
     }
 }
 
-/// Domains by id.
-pub type DomainLoader = RowsBy<domain::Entity>;
+/// Domains by key.
+pub type DomainLoader = RowsBy<domain::Entity, DomainKey>;
 /// Registrations by id.
 pub type RegistrationLoader = RowsBy<registration::Entity>;
 /// Resolver records by id.
@@ -72,14 +75,15 @@ pub type AddressesLoader = RowsBy<resolver_address::Entity>;
 pub type TextsLoader = RowsBy<resolver_text::Entity>;
 
 /// The one row a by-id loader found.
-pub async fn load_row<E>(
-    loader: &DataLoader<RowsBy<E>>,
-    id: String,
+pub async fn load_row<E, K>(
+    loader: &DataLoader<RowsBy<E, K>>,
+    id: K,
 ) -> Result<Option<E::Model>, async_graphql::Error>
 where
     E: EntityTrait,
     E::Model: Clone + Send + Sync + 'static,
     E::Column: Send + Sync,
+    K: Clone + Eq + std::hash::Hash + Into<sea_orm::Value> + Send + Sync + 'static,
 {
     Ok(loader.load_one(id).await.map_err(loader_error)?.and_then(|rows| rows.into_iter().next()))
 }
@@ -264,7 +268,7 @@ pub fn add_loaders<Q, M, S>(
     }
     let db = db.clone();
     builder
-        .data(loader::<_, String>(DomainLoader::new(
+        .data(loader::<_, DomainKey>(DomainLoader::new(
             db.clone(),
             domain::Column::Id,
             domain::Column::Id,

@@ -1,7 +1,7 @@
 //! The query root: `domain`, `domains`, `account`, `resolver`.
 
 use async_graphql::{Context, Enum, Error, InputObject, Object, OneofObject};
-use entities::domain;
+use entities::{domain, domain_key::DomainKey};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
 use crate::{
@@ -199,7 +199,12 @@ impl Query {
     ) -> Result<Option<DomainInterface>, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
         let query = match by {
-            DomainIdInput::Id(DomainId(id)) => domain::Entity::find_by_id(id),
+            DomainIdInput::Id(DomainId(id)) => {
+                let key = id
+                    .parse::<DomainKey>()
+                    .map_err(|err| coded(code::INVALID_ARGUMENT, err.to_string()))?;
+                domain::Entity::find_by_id(key)
+            }
             DomainIdInput::Name(InterpretedName(name)) => {
                 validate_name(&name)?;
                 domain::Entity::find().filter(domain::Column::Name.eq(name))

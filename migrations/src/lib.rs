@@ -18,6 +18,7 @@ mod m20261130_000007_name_search;
 mod m20261130_000008_drop_redundant_indexes;
 mod m20261130_000009_deferred_indexes;
 mod m20261130_000010_compact_events;
+mod m20261130_000011_domain_keys;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -37,6 +38,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000008_drop_redundant_indexes::Migration),
             Box::new(m20261130_000009_deferred_indexes::Migration),
             Box::new(m20261130_000010_compact_events::Migration),
+            Box::new(m20261130_000011_domain_keys::Migration),
         ]
     }
 }

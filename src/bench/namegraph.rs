@@ -54,7 +54,7 @@ pub struct Generated {
 #[derive(Clone)]
 struct Parent {
     node: B256,
-    id: String,
+    id: entities::domain_key::DomainKey,
     name: String,
     depth: i32,
 }

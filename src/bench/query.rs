@@ -53,12 +53,11 @@ async fn sample(
         .await
         .map_err(StoreError::db("sample"))?
         .ok_or(BenchError::Empty)?;
-    // Ids are `${chainId}-${registry}-${node}`; nodes are uniform, so a random node is a
-    // uniform point of the id space.
-    let prefix = first.id.rsplit_once('-').map_or(String::new(), |(p, _)| p.to_owned());
+    // Keys are (chain, registry, node); nodes are uniform, so a random node is a uniform
+    // point of the key space.
     let mut out = Vec::with_capacity(count);
     while out.len() < count {
-        let point = format!("{prefix}-0x{}", hex::encode(rng.random::<[u8; 32]>()));
+        let point = first.id.with_node(&rng.random::<[u8; 32]>());
         let row = domain::Entity::find()
             .filter(domain::Column::Id.gte(point))
             .order_by_asc(domain::Column::Id)

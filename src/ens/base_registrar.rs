@@ -58,7 +58,7 @@ pub async fn name_renewed(
         return Err(HandlerError::unknown("domain", hex_b256(node)));
     };
     let Some(reg) = registration::latest(store, &domain).await? else {
-        return Err(HandlerError::unknown("registration", id));
+        return Err(HandlerError::unknown("registration", id.to_string()));
     };
     registration::renew(store, reg, clamp_u256(expires), meta).await
 }

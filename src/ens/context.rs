@@ -2,6 +2,7 @@
 //! are built from, the node a registrar manages).
 
 use alloy::primitives::{Address, B256, U256};
+use entities::domain_key::DomainKey;
 
 use super::name::{self, domain_id};
 
@@ -33,8 +34,8 @@ impl IndexContext {
         }
     }
 
-    /// Domain id of `node`.
-    pub fn domain_id(&self, node: B256) -> String {
+    /// Domain key of `node`.
+    pub fn domain_id(&self, node: B256) -> DomainKey {
         domain_id(self.chain_id, self.registry, node)
     }
 

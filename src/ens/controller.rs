@@ -27,11 +27,11 @@ async fn healed_registration(
     ensure_label(store, label, Some(name)).await?;
     let id = ctx.domain_id(super::name::child_node(ctx.registrar_node, label));
     let Some(domain) = store.domain(&id).await? else {
-        return Err(HandlerError::unknown("domain", id));
+        return Err(HandlerError::unknown("domain", id.to_string()));
     };
     latest_registration(store, &domain)
         .await?
-        .ok_or_else(|| HandlerError::unknown("registration", id))
+        .ok_or_else(|| HandlerError::unknown("registration", id.to_string()))
 }
 
 /// Controller `NameRegistered`.

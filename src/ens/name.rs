@@ -5,6 +5,7 @@ use std::sync::LazyLock;
 
 use alloy::primitives::{Address, B256, keccak256};
 use ens_normalize_rs::EnsNameNormalizer;
+use entities::domain_key::DomainKey;
 
 /// Longest label (in bytes) that is rendered as itself. Longer labels are valid on chain but
 /// are rendered as `[labelhash]`: no name column should carry a megabyte of spam.
@@ -75,9 +76,9 @@ pub fn hex_b256(value: B256) -> String {
     format!("{value:#x}")
 }
 
-/// The Omnigraph ENSv1 domain id `${chainId}-${registry}-${node}`.
-pub fn domain_id(chain_id: u64, registry: Address, node: B256) -> String {
-    format!("{chain_id}-{registry:#x}-{node:#x}")
+/// The key of the Omnigraph ENSv1 domain id `${chainId}-${registry}-${node}`.
+pub fn domain_id(chain_id: u64, registry: Address, node: B256) -> DomainKey {
+    DomainKey::new(chain_id, &registry.0.0, &node.0)
 }
 
 /// The Omnigraph resolver records id `${chainId}-${resolver}-${node}`.
@@ -133,7 +134,7 @@ mod tests {
 
     #[test]
     fn ids_are_lowercase_hex() {
-        let id = domain_id(1, Address::repeat_byte(0xAB), B256::repeat_byte(0xCD));
+        let id = domain_id(1, Address::repeat_byte(0xAB), B256::repeat_byte(0xCD)).to_string();
         assert_eq!(id, format!("1-0x{}-0x{}", "ab".repeat(20), "cd".repeat(32)));
     }
 }

@@ -4,6 +4,9 @@
 //! It caches absence too (`None`): only the chain's own handler writes these rows, so a row
 //! known to be missing stays missing until the handler itself creates it.
 
+use std::{borrow::Borrow, hash::Hash};
+
+use entities::domain_key::DomainKey;
 use moka::sync::Cache;
 
 use super::row_size::RowSize;
@@ -12,22 +15,40 @@ use super::row_size::RowSize;
 /// access-order and write-order list nodes, frequency sketch share), measured roughly.
 const ENTRY_OVERHEAD: usize = 160;
 
-/// Bounded cache of one table's rows.
+/// A primary key the cache can hold: text ids, or a domain's [`DomainKey`].
+pub trait CacheKey: Clone + Eq + Hash + Ord + Send + Sync + 'static {
+    /// Bytes the key holds on the heap.
+    fn key_bytes(&self) -> usize;
+}
+
+impl CacheKey for String {
+    fn key_bytes(&self) -> usize {
+        self.len()
+    }
+}
+
+impl CacheKey for DomainKey {
+    fn key_bytes(&self) -> usize {
+        self.as_bytes().len()
+    }
+}
+
+/// Bounded cache of one table's rows, by primary key `K`.
 #[derive(Debug)]
-pub struct EntityCache<V: Clone + Send + Sync + 'static> {
-    inner: Cache<String, Option<V>>,
+pub struct EntityCache<V: Clone + Send + Sync + 'static, K: CacheKey = String> {
+    inner: Cache<K, Option<V>>,
     table: &'static str,
 }
 
-impl<V: RowSize + Clone + Send + Sync + 'static> EntityCache<V> {
+impl<V: RowSize + Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> {
     /// A cache of `table`'s rows holding at most `bytes` (0 caches nothing).
     pub fn new(table: &'static str, bytes: u64) -> Self {
         let inner = Cache::builder()
             .max_capacity(bytes)
-            .weigher(|key: &String, row: &Option<V>| {
+            .weigher(|key: &K, row: &Option<V>| {
                 // A row's size includes its inline part; an absence is just the `Option`.
                 let size = ENTRY_OVERHEAD
-                    + key.len()
+                    + key.key_bytes()
                     + row.as_ref().map_or(size_of::<Option<V>>(), RowSize::row_bytes);
                 u32::try_from(size).unwrap_or(u32::MAX)
             })
@@ -36,9 +57,13 @@ impl<V: RowSize + Clone + Send + Sync + 'static> EntityCache<V> {
     }
 }
 
-impl<V: Clone + Send + Sync + 'static> EntityCache<V> {
+impl<V: Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> {
     /// `Some(row or known absence)` on a hit, `None` on a miss.
-    pub fn get(&self, key: &str) -> Option<Option<V>> {
+    pub fn get<Q>(&self, key: &Q) -> Option<Option<V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let hit = self.inner.get(key);
         let metric =
             if hit.is_some() { "ensemble_cache_hits_total" } else { "ensemble_cache_misses_total" };
@@ -52,22 +77,34 @@ impl<V: Clone + Send + Sync + 'static> EntityCache<V> {
     }
 
     /// The cached row or absence of `key`, if the cache knows it; not counted as a lookup.
-    pub fn peek_entry(&self, key: &str) -> Option<Option<V>> {
+    pub fn peek_entry<Q>(&self, key: &Q) -> Option<Option<V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.inner.get(key)
     }
 
     /// The cached row of `key`, if any; not counted as a lookup.
-    pub fn peek(&self, key: &str) -> Option<V> {
+    pub fn peek<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.inner.get(key).flatten()
     }
 
     /// Whether a row (not an absence) is cached; not counted as a lookup.
-    pub fn holds_row(&self, key: &str) -> bool {
+    pub fn holds_row<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         matches!(self.inner.get(key), Some(Some(_)))
     }
 
     /// Remembers a row (or its absence).
-    pub fn insert(&self, key: String, value: Option<V>) {
+    pub fn insert(&self, key: K, value: Option<V>) {
         self.inner.insert(key, value);
     }
 }

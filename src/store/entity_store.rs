@@ -13,38 +13,43 @@
 //! found through two small in-memory indexes kept here. A domain's label and parent never
 //! change after creation, so these indexes never go stale.
 
-use std::collections::{HashMap, HashSet};
+use std::{
+    borrow::Borrow,
+    collections::{HashMap, HashSet},
+    hash::Hash,
+};
 
 use entities::{
-    domain, event, event_block, event_transaction, label, registration, renewal, resolver_address,
+    domain::{self, DomainKey},
+    event, event_block, event_transaction, label, registration, renewal, resolver_address,
     resolver_record, resolver_text,
 };
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter};
 
 use super::{
     StoreError,
-    cache::EntityCache,
+    cache::{CacheKey, EntityCache},
     journal::JournalWindow,
     row_size::RowSize,
     writer::{self, Changes, Checkpoint},
 };
 
-/// One cached, write-behind table.
+/// One cached, write-behind table, by primary key `K`.
 #[derive(Debug)]
-struct Table<M: Clone + Send + Sync + 'static> {
-    cache: EntityCache<M>,
+struct Table<M: Clone + Send + Sync + 'static, K: CacheKey = String> {
+    cache: EntityCache<M, K>,
     /// Rows changed since the last flush began.
-    dirty: HashMap<String, M>,
+    dirty: HashMap<K, M>,
     /// Rows of the flush being written: not committed yet, so the database does not have
     /// them and the cache may already have evicted them.
-    inflight: HashMap<String, M>,
+    inflight: HashMap<K, M>,
     /// Rows (and absences) prefetched for the batch being applied. Held here, not only in
     /// the cache: a full moka cache may refuse to admit new keys (TinyLFU), and at 5M events
     /// that turned 40% of the prefetched reads back into single queries (BENCHMARKS.md).
-    batch: HashMap<String, Option<M>>,
+    batch: HashMap<K, Option<M>>,
 }
 
-impl<M: RowSize + Clone + Send + Sync + 'static> Table<M> {
+impl<M: RowSize + Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     fn new(name: &'static str, bytes: u64) -> Self {
         Self {
             cache: EntityCache::new(name, bytes),
@@ -55,14 +60,20 @@ impl<M: RowSize + Clone + Send + Sync + 'static> Table<M> {
     }
 }
 
-impl<M: Clone + Send + Sync + 'static> Table<M> {
+impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     /// Whether the newest version of `key` is in memory and not committed.
-    fn uncommitted(&self, key: &str) -> bool {
+    fn uncommitted<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
         self.dirty.contains_key(key) || self.inflight.contains_key(key)
     }
 
     /// Dirty, in-flight or cached row; `None` when the database must be asked.
-    fn local(&self, key: &str) -> Option<Option<M>> {
+    fn local<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<Option<M>>
+    where
+        K: Borrow<Q>,
+    {
         if let Some(row) = self.dirty.get(key).or_else(|| self.inflight.get(key)) {
             return Some(Some(row.clone()));
         }
@@ -75,7 +86,10 @@ impl<M: Clone + Send + Sync + 'static> Table<M> {
 
     /// The newest version of `key` held outside the cache (dirty, in flight or pinned for the
     /// batch), borrowed.
-    fn newest_ref(&self, key: &str) -> Option<&M> {
+    fn newest_ref<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<&M>
+    where
+        K: Borrow<Q>,
+    {
         self.dirty
             .get(key)
             .or_else(|| self.inflight.get(key))
@@ -83,7 +97,10 @@ impl<M: Clone + Send + Sync + 'static> Table<M> {
     }
 
     /// The newest in-memory version of `key`, if any; not counted as a cache lookup.
-    fn peek(&self, key: &str) -> Option<M> {
+    fn peek<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<M>
+    where
+        K: Borrow<Q>,
+    {
         match self.dirty.get(key).or_else(|| self.inflight.get(key)) {
             Some(row) => Some(row.clone()),
             None => match self.batch.get(key) {
@@ -100,28 +117,30 @@ impl<M: Clone + Send + Sync + 'static> Table<M> {
     fn begin_flush(&mut self) -> Vec<M> {
         debug_assert!(self.inflight.is_empty(), "one flush in flight at a time");
         self.inflight = std::mem::take(&mut self.dirty);
-        let mut rows: Vec<(&String, &M)> = self.inflight.iter().collect();
+        let mut rows: Vec<(&K, &M)> = self.inflight.iter().collect();
         rows.sort_unstable_by(|a, b| a.0.cmp(b.0));
         rows.into_iter().map(|(_, row)| row.clone()).collect()
     }
 
-    fn put(&mut self, key: String, row: M) {
+    fn put(&mut self, key: K, row: M) {
         self.cache.insert(key.clone(), Some(row.clone()));
         self.dirty.insert(key, row);
     }
 }
 
 /// Reads one row by primary key through `table`'s dirty set and cache, then the database.
-async fn load<E>(
+async fn load<E, K, Q>(
     db: &DatabaseConnection,
-    table: &Table<E::Model>,
-    key: &str,
+    table: &Table<E::Model, K>,
+    key: &Q,
     op: &'static str,
 ) -> Result<Option<E::Model>, StoreError>
 where
     E: EntityTrait,
     E::Model: Clone + Send + Sync + 'static,
-    <E::PrimaryKey as PrimaryKeyTrait>::ValueType: From<String>,
+    K: CacheKey + Borrow<Q>,
+    Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    <E::PrimaryKey as PrimaryKeyTrait>::ValueType: From<K>,
 {
     if let Some(hit) = table.local(key) {
         return Ok(hit);
@@ -134,8 +153,8 @@ where
 /// Primary keys a batch will read, per table (see `ens::prefetch`).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PrefetchKeys {
-    /// Domain ids.
-    pub domains: Vec<String>,
+    /// Domain keys.
+    pub domains: Vec<DomainKey>,
     /// Label hashes.
     pub labels: Vec<String>,
     /// Resolver record ids.
@@ -149,16 +168,17 @@ pub const PREFETCH_CHUNK: usize = 500;
 
 /// Loads the rows of `keys` that are neither dirty nor cached, in fixed-size `IN` queries,
 /// and caches every answer (absences too). Returns the rows read from the database.
-async fn prefetch_table<E>(
+async fn prefetch_table<E, K>(
     db: &DatabaseConnection,
-    table: &mut Table<E::Model>,
+    table: &mut Table<E::Model, K>,
     column: E::Column,
-    mut keys: Vec<String>,
-    key_of: impl Fn(&E::Model) -> &str,
+    mut keys: Vec<K>,
+    key_of: impl Fn(&E::Model) -> &K,
 ) -> Result<usize, StoreError>
 where
     E: EntityTrait,
     E::Model: Clone + Send + Sync + 'static,
+    K: CacheKey + Into<sea_orm::Value>,
 {
     keys.sort_unstable();
     keys.dedup();
@@ -180,10 +200,10 @@ where
             .await
             .map_err(StoreError::db("prefetch"))?;
         loaded += rows.len();
-        let found: HashSet<String> = rows.iter().map(|r| key_of(r).to_owned()).collect();
+        let found: HashSet<K> = rows.iter().map(|r| key_of(r).clone()).collect();
         for row in rows {
-            table.cache.insert(key_of(&row).to_owned(), Some(row.clone()));
-            table.batch.insert(key_of(&row).to_owned(), Some(row));
+            table.cache.insert(key_of(&row).clone(), Some(row.clone()));
+            table.batch.insert(key_of(&row).clone(), Some(row));
         }
         for key in chunk.iter().filter(|k| !found.contains(*k)) {
             table.cache.insert(key.clone(), None);
@@ -197,9 +217,9 @@ where
 /// label hash and by parent id.
 #[derive(Debug, Default)]
 struct NewRows {
-    by_label: HashMap<String, Vec<String>>,
-    children: HashMap<String, Vec<String>>,
-    domains: HashSet<String>,
+    by_label: HashMap<String, Vec<DomainKey>>,
+    children: HashMap<DomainKey, Vec<DomainKey>>,
+    domains: HashSet<DomainKey>,
     labels: HashSet<String>,
 }
 
@@ -241,7 +261,7 @@ pub struct EntityStore {
     db: DatabaseConnection,
     /// Where flushes are written ([`super::database::writer_connection`]).
     writer: DatabaseConnection,
-    domains: Table<domain::Model>,
+    domains: Table<domain::Model, DomainKey>,
     labels: Table<label::Model>,
     registrations: Table<registration::Model>,
     renewals: Table<renewal::Model>,
@@ -258,7 +278,7 @@ pub struct EntityStore {
     event_blocks: Vec<event_block::Model>,
     event_transactions: Vec<event_transaction::Model>,
     /// Domains put since the last flush whose name may differ from the stored one.
-    renamed_domains: HashSet<String>,
+    renamed_domains: HashSet<DomainKey>,
 }
 
 impl EntityStore {
@@ -314,7 +334,7 @@ impl EntityStore {
     /// they read in the cache. Returns the rows read from the database.
     pub async fn prefetch(&mut self, keys: PrefetchKeys) -> Result<usize, StoreError> {
         let PrefetchKeys { domains, labels, records } = keys;
-        let mut loaded = prefetch_table::<label::Entity>(
+        let mut loaded = prefetch_table::<label::Entity, _>(
             &self.db,
             &mut self.labels,
             label::Column::LabelHash,
@@ -322,7 +342,7 @@ impl EntityStore {
             |r| &r.label_hash,
         )
         .await?;
-        loaded += prefetch_table::<resolver_record::Entity>(
+        loaded += prefetch_table::<resolver_record::Entity, _>(
             &self.db,
             &mut self.records,
             resolver_record::Column::Id,
@@ -330,7 +350,7 @@ impl EntityStore {
             |r| &r.id,
         )
         .await?;
-        loaded += prefetch_table::<domain::Entity>(
+        loaded += prefetch_table::<domain::Entity, _>(
             &self.db,
             &mut self.domains,
             domain::Column::Id,
@@ -342,7 +362,7 @@ impl EntityStore {
             .iter()
             .filter_map(|id| self.domains.peek(id).and_then(|row| row.registration_id))
             .collect();
-        loaded += prefetch_table::<registration::Entity>(
+        loaded += prefetch_table::<registration::Entity, _>(
             &self.db,
             &mut self.registrations,
             registration::Column::Id,
@@ -353,9 +373,9 @@ impl EntityStore {
         Ok(loaded)
     }
 
-    /// A domain by id.
-    pub async fn domain(&mut self, id: &str) -> Result<Option<domain::Model>, StoreError> {
-        load::<domain::Entity>(&self.db, &self.domains, id, "load domain").await
+    /// A domain by key.
+    pub async fn domain(&mut self, id: &DomainKey) -> Result<Option<domain::Model>, StoreError> {
+        load::<domain::Entity, _, _>(&self.db, &self.domains, id, "load domain").await
     }
 
     /// Stores a domain. A domain's `label_hash` and `parent_id` must never change.
@@ -377,7 +397,7 @@ impl EntityStore {
     }
 
     /// Current versions of the domains listed in `ids`, in order, skipping unknown ids.
-    async fn current(&mut self, ids: Vec<String>) -> Result<Vec<domain::Model>, StoreError> {
+    async fn current(&mut self, ids: Vec<DomainKey>) -> Result<Vec<domain::Model>, StoreError> {
         let mut rows = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(row) = self.domain(&id).await? {
@@ -393,7 +413,7 @@ impl EntityStore {
         &mut self,
         label_hash: &str,
     ) -> Result<Vec<domain::Model>, StoreError> {
-        let mut ids: Vec<String> = Vec::new();
+        let mut ids: Vec<DomainKey> = Vec::new();
         if !self.new.labels.contains(label_hash) && !self.new_inflight.labels.contains(label_hash) {
             ids = domain::Entity::find()
                 .filter(domain::Column::LabelHash.eq(label_hash))
@@ -415,11 +435,14 @@ impl EntityStore {
 
     /// Children of a domain: database rows through the `domains_parent` index (skipped when
     /// the parent itself is newer than the last flush) plus rows created since then.
-    pub async fn children(&mut self, parent_id: &str) -> Result<Vec<domain::Model>, StoreError> {
-        let mut ids: Vec<String> = Vec::new();
+    pub async fn children(
+        &mut self,
+        parent_id: &DomainKey,
+    ) -> Result<Vec<domain::Model>, StoreError> {
+        let mut ids: Vec<DomainKey> = Vec::new();
         if !self.new.domains.contains(parent_id) && !self.new_inflight.domains.contains(parent_id) {
             ids = domain::Entity::find()
-                .filter(domain::Column::ParentId.eq(parent_id))
+                .filter(domain::Column::ParentId.eq(parent_id.clone()))
                 .all(&self.db)
                 .await
                 .map_err(StoreError::db("children"))?
@@ -438,7 +461,7 @@ impl EntityStore {
 
     /// A label by hash.
     pub async fn label(&mut self, label_hash: &str) -> Result<Option<label::Model>, StoreError> {
-        load::<label::Entity>(&self.db, &self.labels, label_hash, "load label").await
+        load::<label::Entity, _, _>(&self.db, &self.labels, label_hash, "load label").await
     }
 
     /// Stores a label.
@@ -456,7 +479,8 @@ impl EntityStore {
         &mut self,
         id: &str,
     ) -> Result<Option<registration::Model>, StoreError> {
-        load::<registration::Entity>(&self.db, &self.registrations, id, "load registration").await
+        load::<registration::Entity, _, _>(&self.db, &self.registrations, id, "load registration")
+            .await
     }
 
     /// Stores a registration.
@@ -466,7 +490,7 @@ impl EntityStore {
 
     /// A renewal by id.
     pub async fn renewal(&mut self, id: &str) -> Result<Option<renewal::Model>, StoreError> {
-        load::<renewal::Entity>(&self.db, &self.renewals, id, "load renewal").await
+        load::<renewal::Entity, _, _>(&self.db, &self.renewals, id, "load renewal").await
     }
 
     /// Stores a renewal.
@@ -476,7 +500,8 @@ impl EntityStore {
 
     /// A resolver record by id.
     pub async fn record(&mut self, id: &str) -> Result<Option<resolver_record::Model>, StoreError> {
-        load::<resolver_record::Entity>(&self.db, &self.records, id, "load resolver record").await
+        load::<resolver_record::Entity, _, _>(&self.db, &self.records, id, "load resolver record")
+            .await
     }
 
     /// Stores a resolver record.

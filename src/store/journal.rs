@@ -69,17 +69,18 @@ fn entry(
     }
 }
 
-/// Prior images of the rows of `E` with these string keys; `key_of` reads a row's key.
-async fn priors<E, C>(
+/// Prior images of the rows of `E` with these keys, by the text of their key (`key_of`).
+async fn priors<E, C, K>(
     txn: &C,
     pk: E::Column,
-    keys: Vec<String>,
+    keys: Vec<K>,
     key_of: impl Fn(&E::Model) -> String,
 ) -> Result<HashMap<String, String>, StoreError>
 where
     E: EntityTrait,
     E::Model: Serialize,
     C: ConnectionTrait,
+    K: Into<sea_orm::Value> + Clone,
 {
     let mut out = HashMap::new();
     for chunk in keys.chunks(MAX_BINDS_PER_STATEMENT) {
@@ -106,13 +107,15 @@ pub(crate) async fn record<C: ConnectionTrait>(
     let mut entries = Vec::new();
     macro_rules! journal_table {
         ($entity:ident, $rows:expr, $pk:expr, $key:ident, $table:expr) => {{
-            let keys: Vec<String> = $rows.iter().map(|r: &$entity::Model| r.$key.clone()).collect();
+            // Rows are keyed by their text key in the journal (a domain by its Omnigraph id).
+            let keys: Vec<_> = $rows.iter().map(|r: &$entity::Model| r.$key.clone()).collect();
             let mut found =
-                priors::<$entity::Entity, C>(txn, $pk, keys.clone(), |r: &$entity::Model| {
-                    r.$key.clone()
+                priors::<$entity::Entity, C, _>(txn, $pk, keys.clone(), |r: &$entity::Model| {
+                    r.$key.to_string()
                 })
                 .await?;
             for key in keys {
+                let key = key.to_string();
                 let prior = found.remove(&key);
                 entries.push(entry(chain_id, window, $table, key, prior));
             }
@@ -231,12 +234,19 @@ pub async fn windows(
         .map_err(StoreError::db("journal windows"))
 }
 
-async fn restore<E, C>(txn: &C, key: &str, prior: Option<&str>) -> Result<(), StoreError>
+/// Puts back the row of `E` whose journal key is `key` (parsed by `parse`) as `prior`, or
+/// deletes it when the window created it.
+async fn restore<E, C, K>(
+    txn: &C,
+    key: &str,
+    parse: impl Fn(&str) -> Result<K, StoreError>,
+    prior: Option<&str>,
+) -> Result<(), StoreError>
 where
     E: EntityTrait,
     E::Model: DeserializeOwned + IntoActiveModel<E::ActiveModel> + Clone,
     E::ActiveModel: sea_orm::ActiveModelTrait<Entity = E> + Send,
-    <E::PrimaryKey as sea_orm::PrimaryKeyTrait>::ValueType: From<String>,
+    <E::PrimaryKey as sea_orm::PrimaryKeyTrait>::ValueType: From<K>,
     C: ConnectionTrait,
 {
     match prior {
@@ -246,13 +256,24 @@ where
             upsert::<E, C>(txn, &[row]).await
         }
         None => {
-            E::delete_by_id(key.to_owned())
+            E::delete_by_id(parse(key)?)
                 .exec(txn)
                 .await
                 .map_err(StoreError::db("rollback delete"))?;
             Ok(())
         }
     }
+}
+
+/// A journal key that is the row's primary key as it is.
+fn text_key(key: &str) -> Result<String, StoreError> {
+    Ok(key.to_owned())
+}
+
+/// A domain's journal key: its Omnigraph id.
+fn domain_key(key: &str) -> Result<domain::DomainKey, StoreError> {
+    key.parse()
+        .map_err(|err: entities::domain_key::InvalidDomainId| StoreError::Journal(err.to_string()))
 }
 
 /// Undoes every journaled window of `chain_id` that ends at or after `fork_block`, in one
@@ -287,15 +308,16 @@ pub async fn rollback(
             .map_err(StoreError::db("rollback entries"))?;
         for e in entries {
             let prior = e.prior.as_deref();
+            let key = e.row_key.as_str();
             match e.table_name.as_str() {
-                "domains" => restore::<domain::Entity, _>(&txn, &e.row_key, prior).await?,
-                "labels" => restore::<label::Entity, _>(&txn, &e.row_key, prior).await?,
+                "domains" => restore::<domain::Entity, _, _>(&txn, key, domain_key, prior).await?,
+                "labels" => restore::<label::Entity, _, _>(&txn, key, text_key, prior).await?,
                 "registrations" => {
-                    restore::<registration::Entity, _>(&txn, &e.row_key, prior).await?
+                    restore::<registration::Entity, _, _>(&txn, key, text_key, prior).await?
                 }
-                "renewals" => restore::<renewal::Entity, _>(&txn, &e.row_key, prior).await?,
+                "renewals" => restore::<renewal::Entity, _, _>(&txn, key, text_key, prior).await?,
                 "resolver_records" => {
-                    restore::<resolver_record::Entity, _>(&txn, &e.row_key, prior).await?
+                    restore::<resolver_record::Entity, _, _>(&txn, key, text_key, prior).await?
                 }
                 RECORD_ENTRIES => {
                     resolver_address::Entity::delete_many()

@@ -2,7 +2,7 @@
 //! memory rather than by a row count (rows differ tenfold in size: a label is a hash and a
 //! word, a domain carries a dozen hex ids).
 
-use entities::{domain, label, registration, renewal, resolver_record};
+use entities::{domain, domain_key::DomainKey, label, registration, renewal, resolver_record};
 
 /// Bytes of a row: its inline size plus what its strings hold on the heap.
 pub trait RowSize {
@@ -18,14 +18,18 @@ fn opt(s: &Option<String>) -> usize {
     s.as_deref().map_or(0, text)
 }
 
+fn key(k: &DomainKey) -> usize {
+    k.as_bytes().len()
+}
+
 impl RowSize for domain::Model {
     fn row_bytes(&self) -> usize {
         size_of::<Self>()
-            + text(&self.id)
+            + key(&self.id)
             + text(&self.registry)
             + text(&self.node)
             + text(&self.label_hash)
-            + opt(&self.parent_id)
+            + self.parent_id.as_ref().map_or(0, key)
             + opt(&self.owner)
             + opt(&self.registry_owner)
             + opt(&self.resolver)
@@ -44,7 +48,7 @@ impl RowSize for registration::Model {
     fn row_bytes(&self) -> usize {
         size_of::<Self>()
             + text(&self.id)
-            + text(&self.domain_id)
+            + key(&self.domain_id)
             + text(&self.kind)
             + text(&self.registrar)
             + opt(&self.registrant)

@@ -74,7 +74,7 @@ pub struct Changes {
     /// Transaction hashes and recipients of those events, one row per transaction.
     pub event_transactions: Vec<event_transaction::Model>,
     /// Ids of the `domains` whose name may have changed; the others keep their stored name.
-    pub renamed_domains: HashSet<String>,
+    pub renamed_domains: HashSet<entities::domain_key::DomainKey>,
 }
 
 impl Changes {

@@ -6,6 +6,7 @@
 mod admin;
 mod database_faults;
 mod decode_errors;
+mod domain_key_migration;
 mod event_migration;
 mod faults;
 mod fuzz;

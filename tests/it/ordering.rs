@@ -36,7 +36,7 @@ fn expected(rows: &[domain::Model], by: &str, desc: bool) -> Vec<String> {
     if desc {
         rows.reverse();
     }
-    rows.into_iter().map(|r| r.id).collect()
+    rows.into_iter().map(|r| r.id.to_string()).collect()
 }
 
 async fn page(schema: &graphql::EnsSchema, listing: &Listing, args: &str) -> Value {
@@ -130,11 +130,7 @@ async fn every_order_and_direction(backend: Backend, chain_id: u64) {
             query: "{ domain(by: {name: \"eth\"}) { subdomains CONN } }".into(),
             path: vec!["domain", "subdomains"],
             filter: "",
-            rows: all
-                .iter()
-                .filter(|d| d.parent_id.as_deref() == Some(eth.as_str()))
-                .cloned()
-                .collect(),
+            rows: all.iter().filter(|d| d.parent_id.as_ref() == Some(&eth)).cloned().collect(),
         },
         Listing {
             label: "account domains",

@@ -1,7 +1,7 @@
 //! `Domain` (ENSv1 domain) and its small companion types.
 
 use async_graphql::{Context, Error, Interface, Object, SimpleObject, dataloader::DataLoader};
-use entities::{domain, event};
+use entities::{domain, domain_key::DomainKey, event};
 use sea_orm::{ColumnTrait, Condition, DatabaseConnection};
 
 use super::{
@@ -174,7 +174,7 @@ impl DomainResolver {
 impl Domain {
     /// `${chainId}-${registry}-${node}`.
     async fn id(&self) -> DomainId {
-        DomainId(self.0.id.clone())
+        DomainId(self.0.id.to_string())
     }
 
     /// The leaf label.
@@ -227,7 +227,7 @@ impl Domain {
     /// The registry that holds the domain: the registry contract for a top-level domain,
     /// else the parent's virtual registry.
     async fn registry(&self) -> Registry {
-        let node = self.0.parent_id.as_ref().and_then(|p| p.rsplit('-').next()).map(str::to_owned);
+        let node = self.0.parent_id.as_ref().map(DomainKey::node_hex);
         Registry { chain_id: self.0.chain_id, address: self.0.registry.clone(), node }
     }
 

@@ -4,7 +4,7 @@
 
 use alloy::primitives::{B256, U256};
 use async_graphql::{Context, Error, Interface, Object, SimpleObject, dataloader::DataLoader};
-use entities::{domain, registration, renewal};
+use entities::{domain, domain_key::DomainKey, registration, renewal};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use super::{Account, AccountId, DomainInterface, Event};
@@ -123,11 +123,11 @@ keyset_connection!(
 /// A domain's registrations, oldest first.
 pub async fn list_registrations(
     db: &DatabaseConnection,
-    domain_id: &str,
+    domain_id: &DomainKey,
     paging: Paging,
 ) -> Result<RegistrationConnection, Error> {
-    let select = registration::Entity::find()
-        .filter(registration::Column::DomainId.eq(domain_id.to_owned()));
+    let select =
+        registration::Entity::find().filter(registration::Column::DomainId.eq(domain_id.clone()));
     let keyset = Keyset::<registration::Entity> {
         of: "registrations",
         columns: vec![registration::Column::Index],
@@ -247,10 +247,10 @@ registration_object!(BaseRegistrarRegistration {
 
     /// The NameWrapper token while the name is wrapped.
     async fn wrapped(&self) -> Option<WrappedBaseRegistrarRegistration> {
-        let node = self.0.domain_id.rsplit('-').next().unwrap_or_default();
+        let node = self.0.domain_id.node_hex();
         self.0.wrapped.then(|| WrappedBaseRegistrarRegistration {
             fuses: self.0.fuses.unwrap_or_default(),
-            token_id: decimal(node),
+            token_id: decimal(&node),
         })
     }
 });
@@ -263,7 +263,7 @@ registration_object!(NameWrapperRegistration {
 
     /// The ERC-1155 token id (the node).
     async fn token_id(&self) -> BigInt {
-        decimal(self.0.domain_id.rsplit('-').next().unwrap_or_default())
+        decimal(&self.0.domain_id.node_hex())
     }
 });
 

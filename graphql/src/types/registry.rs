@@ -69,7 +69,7 @@ impl Registry {
     ) -> Result<DomainConnection, Error> {
         let filter = match &self.node {
             // A virtual registry's id is its domain's id.
-            Some(_) => DomainFilter::Id(self.id()),
+            Some(_) => DomainFilter::id(&self.id()),
             None => DomainFilter::Nothing,
         };
         DomainConnection::load(ctx, filter, None, Paging { first, after, last, before }).await
@@ -90,7 +90,7 @@ impl Registry {
     ) -> Result<DomainConnection, Error> {
         let held = match &self.node {
             // A virtual registry's id is its parent domain's id.
-            Some(_) => DomainFilter::Parent(self.id()),
+            Some(_) => DomainFilter::parent(&self.id()),
             None => {
                 DomainFilter::TopLevel { chain_id: self.chain_id, registry: self.address.clone() }
             }

@@ -1,0 +1,162 @@
+//! Migration 11 converts text domain ids to 56-byte keys. A database written by the earlier
+//! schema keeps its domains, parent links and registrations (the dump, which renders keys as
+//! Omnigraph ids, shows the same ids), GraphQL finds them by id and walks parent and children,
+//! and a reorg journal written before the migration (row images holding text ids) still
+//! rolls back, on both engines.
+
+use migrations::{Migrator, MigratorTrait};
+use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
+use serde_json::{Value, json};
+
+use crate::support::{Backend, TestDb};
+
+const REGISTRY: &str = "0x00000000000c2e074ec69a0dfb2997ba6c7d2e1e";
+
+fn node(byte: u8) -> String {
+    format!("0x{}", hex::encode([byte; 32]))
+}
+
+fn id(chain: u64, byte: u8) -> String {
+    format!("{chain}-{REGISTRY}-{}", node(byte))
+}
+
+/// A domain row of schema 10 (text ids).
+async fn insert_domain(
+    db: &DatabaseConnection,
+    chain: u64,
+    byte: u8,
+    parent: Option<u8>,
+    name: &str,
+    owner: &str,
+) {
+    let parent = parent.map_or("NULL".to_owned(), |p| format!("'{}'", id(chain, p)));
+    let registration =
+        if parent == "NULL" { "NULL".to_owned() } else { format!("'{}-0'", id(chain, byte)) };
+    db.execute_unprepared(&format!(
+        "INSERT INTO domains (id, chain_id, registry, node, label_hash, parent_id, owner, \
+         registry_owner, resolver, ttl, name, depth, migrated, registration_id, \
+         registration_count, registration_start, registration_expiry, created_block, created_at) \
+         VALUES ('{}', {chain}, '{REGISTRY}', '{}', '{}', {parent}, '{owner}', '{owner}', NULL, \
+         NULL, '{name}', {}, TRUE, {registration}, {}, 10, 20, 1, 2)",
+        id(chain, byte),
+        node(byte),
+        node(byte ^ 0xff),
+        name.split('.').count(),
+        i32::from(registration != "NULL"),
+    ))
+    .await
+    .unwrap();
+}
+
+fn rows(dump: &str, table: &str) -> Vec<Value> {
+    dump.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["table"] == table)
+        .map(|l| l["row"].clone())
+        .collect()
+}
+
+async fn converts(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    let conn = Database::connect(&db.url).await.unwrap();
+    Migrator::up(&conn, Some(10)).await.unwrap();
+    let owner = format!("0x{}", "ab".repeat(20));
+    insert_domain(&conn, 1, 1, None, "eth", &owner).await;
+    insert_domain(&conn, 1, 2, Some(1), "vitalik.eth", &owner).await;
+    insert_domain(&conn, 8453, 3, None, "base", &owner).await;
+    conn.execute_unprepared(&format!(
+        "INSERT INTO registrations (id, domain_id, \"index\", kind, registrar_chain_id, registrar, \
+         registrant, start, expiry, grace_period, base_cost, premium, referrer, fuses, wrapped, \
+         renewal_count, block_number) VALUES ('{0}-0', '{0}', 0, 'BaseRegistrar', 1, '{REGISTRY}', \
+         NULL, 10, 20, 0, NULL, NULL, NULL, NULL, FALSE, 0, 1)",
+        id(1, 2)
+    ))
+    .await
+    .unwrap();
+
+    // A journaled window above finality, written before the migration: it created
+    // `vitalik.eth` and changed the owner of `eth`, whose prior image holds text ids.
+    let prior = json!({
+        "id": id(1, 1), "chain_id": 1, "registry": REGISTRY, "node": node(1),
+        "label_hash": node(0xfe), "parent_id": null, "owner": "0xold", "registry_owner": owner,
+        "resolver": null, "ttl": null, "name": "eth", "depth": 1, "migrated": true,
+        "registration_id": null, "registration_count": 0, "registration_start": 10,
+        "registration_expiry": 20, "created_block": 1, "created_at": 2,
+    });
+    conn.execute_unprepared(
+        "INSERT INTO journal_windows (chain_id, window_start, window_end, end_hash, \
+         start_parent_hash) VALUES (1, 100, 110, '0xend', '0xparent')",
+    )
+    .await
+    .unwrap();
+    for (key, image) in [(id(1, 1), Some(prior.to_string())), (id(1, 2), None)] {
+        let image = image.map_or("NULL".to_owned(), |j| format!("'{j}'"));
+        conn.execute_unprepared(&format!(
+            "INSERT INTO journal_entries (chain_id, window_start, table_name, row_key, prior) \
+             VALUES (1, 100, 'domains', '{key}', {image})"
+        ))
+        .await
+        .unwrap();
+    }
+
+    Migrator::up(&conn, None).await.unwrap();
+
+    // The dump renders keys as Omnigraph ids: (id, parent id, registration id, name) of
+    // every domain, and (id, domain id) of the registration, are the text that was stored.
+    let after = ensemble::dump::dump(&conn).await.unwrap();
+    let mut domains: Vec<Value> =
+        rows(&after, "domains").iter().map(|d| json!([d[0], d[5], d[13], d[10]])).collect();
+    domains.sort_by_key(|d| d[3].as_str().unwrap_or_default().to_owned());
+    assert_eq!(
+        domains,
+        vec![
+            json!([id(8453, 3), null, null, "base"]),
+            json!([id(1, 1), null, null, "eth"]),
+            json!([id(1, 2), id(1, 1), format!("{}-0", id(1, 2)), "vitalik.eth"]),
+        ]
+    );
+    let registrations: Vec<Value> =
+        rows(&after, "registrations").iter().map(|r| json!([r[0], r[1]])).collect();
+    assert_eq!(registrations, vec![json!([format!("{}-0", id(1, 2)), id(1, 2)])]);
+
+    let schema = graphql::build_schema(conn.clone());
+    let query = format!(
+        "{{ domain(by: {{id: \"{}\"}}) {{ id parent {{ id }} subdomains {{ edges {{ node {{ id }} }} }} }} \
+           child: domain(by: {{id: \"{}\"}}) {{ registration {{ id }} registry {{ id }} }} \
+           base: domain(by: {{id: \"{}\"}}) {{ canonical {{ name {{ interpreted }} }} }} }}",
+        id(1, 1).to_uppercase().replace("0X", "0x"),
+        id(1, 2),
+        id(8453, 3),
+    );
+    let response = schema.execute(query.as_str()).await;
+    assert!(response.errors.is_empty(), "{:?}", response.errors);
+    let data = response.data.into_json().unwrap();
+    assert_eq!(data["domain"]["id"], id(1, 1), "ids render in lowercase whatever the input");
+    assert_eq!(data["domain"]["parent"], Value::Null);
+    assert_eq!(data["domain"]["subdomains"]["edges"][0]["node"]["id"], id(1, 2));
+    assert_eq!(data["child"]["registration"]["id"], format!("{}-0", id(1, 2)));
+    assert_eq!(data["child"]["registry"]["id"], format!("1-{REGISTRY}-{}", node(1)));
+    assert_eq!(data["base"]["canonical"]["name"]["interpreted"], "base");
+
+    let bad = schema.execute("{ domain(by: {id: \"1-0xnot-an-id\"}) { id } }").await;
+    assert_eq!(bad.errors.len(), 1, "a malformed id is an error, not a silent null");
+    assert!(bad.errors[0].message.contains("not a domain id"), "{:?}", bad.errors);
+
+    // The old journal still undoes its window: `vitalik.eth` goes, `eth` gets its old owner.
+    ensemble::store::journal::rollback(&conn, 1, 100).await.unwrap();
+    let rolled = rows(&ensemble::dump::dump(&conn).await.unwrap(), "domains");
+    assert_eq!(rolled.len(), 2, "{rolled:?}");
+    let eth = rolled.iter().find(|d| d[10] == "eth").unwrap();
+    assert_eq!(eth[6], "0xold");
+    assert_eq!(eth[0], id(1, 1));
+}
+
+#[actix_rt::test]
+async fn domain_ids_convert_on_sqlite() {
+    converts(Backend::Sqlite).await;
+}
+
+#[actix_rt::test]
+async fn domain_ids_convert_on_postgres() {
+    converts(Backend::Postgres).await;
+}
