@@ -211,8 +211,9 @@ struct Cursor {
     by: DomainsOrderBy,
     dir: OrderDirection,
     value: SortValue,
-    /// The row's Omnigraph id: the tie-breaker.
-    id: String,
+    /// The row's id, the tie-breaker (serialized as its Omnigraph text, so a malformed one
+    /// fails to decode like any other corrupt cursor).
+    id: DomainKey,
 }
 
 fn sort_value(by: DomainsOrderBy, row: &domain::Model) -> SortValue {
@@ -238,7 +239,7 @@ fn encode_cursor(order: DomainsOrderInput, row: &domain::Model) -> String {
         by: order.by,
         dir: order.dir,
         value: sort_value(order.by, row),
-        id: row.id.to_string(),
+        id: row.id.clone(),
     };
     URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).unwrap_or_default())
 }
@@ -268,7 +269,7 @@ fn decode_cursor(text: &str, order: DomainsOrderInput) -> Result<Cursor, Error> 
                 SortValue::Int(_)
             )
     );
-    if !typed || cursor.id.parse::<DomainKey>().is_err() {
+    if !typed {
         return Err(coded(code::INVALID_CURSOR, "invalid cursor"));
     }
     Ok(cursor)
@@ -277,18 +278,16 @@ fn decode_cursor(text: &str, order: DomainsOrderInput) -> Result<Cursor, Error> 
 /// Rows strictly after `cursor` when walking in `dir`.
 fn after(by: DomainsOrderBy, dir: OrderDirection, cursor: Cursor) -> Condition {
     let col = column(by);
-    // `decode_cursor` checked the id.
-    let (value, id) = (cursor.value, cursor.id.parse::<DomainKey>().ok());
+    let (value, id) = (cursor.value, cursor.id);
     let (beyond, tie) = match (dir, value) {
         (OrderDirection::Asc, SortValue::Text(v)) => (col.gt(v.clone()), col.eq(v)),
         (OrderDirection::Desc, SortValue::Text(v)) => (col.lt(v.clone()), col.eq(v)),
         (OrderDirection::Asc, SortValue::Int(v)) => (col.gt(v), col.eq(v)),
         (OrderDirection::Desc, SortValue::Int(v)) => (col.lt(v), col.eq(v)),
     };
-    let id_beyond = match (dir, id) {
-        (OrderDirection::Asc, Some(id)) => domain::Column::Id.gt(id),
-        (OrderDirection::Desc, Some(id)) => domain::Column::Id.lt(id),
-        (_, None) => domain::Column::Id.is_null(),
+    let id_beyond = match dir {
+        OrderDirection::Asc => domain::Column::Id.gt(id),
+        OrderDirection::Desc => domain::Column::Id.lt(id),
     };
     Condition::any().add(beyond).add(Condition::all().add(tie).add(id_beyond))
 }
