@@ -36,7 +36,7 @@ impl CacheKey for DomainKey {
 /// Bounded cache of one table's rows, by primary key `K`.
 #[derive(Debug)]
 pub struct EntityCache<V: Clone + Send + Sync + 'static, K: CacheKey = String> {
-    inner: Cache<K, Option<V>>,
+    inner: Cache<K, Option<V>, foldhash::fast::RandomState>,
     table: &'static str,
 }
 
@@ -52,7 +52,8 @@ impl<V: RowSize + Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> 
                     + row.as_ref().map_or(size_of::<Option<V>>(), RowSize::row_bytes);
                 u32::try_from(size).unwrap_or(u32::MAX)
             })
-            .build();
+            // Hashed like the store's own maps (see `entity_store`), not with SipHash.
+            .build_with_hasher(foldhash::fast::RandomState::default());
         Self { inner, table }
     }
 }

@@ -6,7 +6,6 @@ use entities::{
     checkpoint, domain, event, event_block, event_transaction, label, registration, renewal,
     resolver_address, resolver_record, resolver_text,
 };
-use std::collections::HashSet;
 
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, IdenStatic, IntoActiveModel,
@@ -74,7 +73,7 @@ pub struct Changes {
     /// Transaction hashes and recipients of those events, one row per transaction.
     pub event_transactions: Vec<event_transaction::Model>,
     /// Ids of the `domains` whose name may have changed; the others keep their stored name.
-    pub renamed_domains: HashSet<entities::domain_key::DomainKey>,
+    pub renamed_domains: foldhash::HashSet<entities::domain_key::DomainKey>,
 }
 
 impl Changes {
