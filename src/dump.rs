@@ -46,7 +46,7 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
                 d.name,
                 d.depth,
                 d.migrated,
-                d.registration_id,
+                d.registration_id(),
                 d.registration_count,
                 d.registration_start,
                 d.registration_expiry,

@@ -43,9 +43,8 @@ pub struct Model {
     /// Set once the node has appeared in the new registry: later old-registry events for it
     /// are ignored, as `ENSRegistryWithFallback` ignores the old registry for such nodes.
     pub migrated: bool,
-    /// Id of the latest registration, if any.
-    pub registration_id: Option<String>,
-    /// Number of registrations so far (the next registration's index).
+    /// Number of registrations so far (the next registration's index). The latest one is
+    /// [`Model::registration_id`].
     pub registration_count: i32,
     /// Start of the latest registration, for ordering; `i64::MAX` when there is none, so such
     /// domains sort last ascending and first descending.
@@ -64,3 +63,13 @@ pub struct Model {
 pub enum Relation {}
 
 impl ActiveModelBehavior for ActiveModel {}
+
+impl Model {
+    /// Id of the latest registration, `${domainId}-${registration_count - 1}`, if any.
+    /// Registrations are opened only by appending, so the latest is always the last index; it
+    /// is derived rather than stored (a 115-character column on every domain row).
+    pub fn registration_id(&self) -> Option<String> {
+        (self.registration_count > 0)
+            .then(|| format!("{}-{}", self.id, self.registration_count - 1))
+    }
+}

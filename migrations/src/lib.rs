@@ -19,6 +19,7 @@ mod m20261130_000008_drop_redundant_indexes;
 mod m20261130_000009_deferred_indexes;
 mod m20261130_000010_compact_events;
 mod m20261130_000011_domain_keys;
+mod m20261130_000012_derive_registration_id;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -39,6 +40,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000009_deferred_indexes::Migration),
             Box::new(m20261130_000010_compact_events::Migration),
             Box::new(m20261130_000011_domain_keys::Migration),
+            Box::new(m20261130_000012_derive_registration_id::Migration),
         ]
     }
 }

@@ -168,7 +168,6 @@ impl Builder {
             name: name.clone(),
             depth,
             migrated: true,
-            registration_id: None,
             registration_count: 0,
             registration_start: i64::MAX,
             registration_expiry: i64::MAX,
@@ -177,9 +176,8 @@ impl Builder {
         };
         if registered {
             let expiry = created_at + self.rng.random_range(1..=5) * YEAR;
-            let reg_id = format!("{id}-0");
             self.batch.registrations.push(registration::Model {
-                id: reg_id.clone(),
+                id: format!("{id}-0"),
                 domain_id: id.clone(),
                 index: 0,
                 kind: "BaseRegistrar".into(),
@@ -197,7 +195,6 @@ impl Builder {
                 renewal_count: 0,
                 block_number: created_block,
             });
-            row.registration_id = Some(reg_id);
             row.registration_count = 1;
             row.registration_start = created_at;
             row.registration_expiry = expiry;

@@ -33,9 +33,8 @@ pub fn open(
     opening: Opening,
 ) {
     let index = domain.registration_count;
-    let id = format!("{}-{index}", domain.id);
     store.put_registration(registration::Model {
-        id: id.clone(),
+        id: format!("{}-{index}", domain.id),
         domain_id: domain.id.clone(),
         index,
         kind: opening.kind.to_owned(),
@@ -53,7 +52,6 @@ pub fn open(
         renewal_count: 0,
         block_number: meta.block_number as i64,
     });
-    domain.registration_id = Some(id);
     domain.registration_count += 1;
     domain.registration_start = meta.timestamp as i64;
     domain.registration_expiry = opening.expiry.unwrap_or(i64::MAX);
@@ -63,7 +61,7 @@ pub fn open(
 /// registration (domain listings order by it).
 pub async fn save(store: &mut EntityStore, reg: registration::Model) -> Result<(), HandlerError> {
     if let Some(mut domain) = store.domain(&reg.domain_id).await?
-        && domain.registration_id.as_deref() == Some(reg.id.as_str())
+        && domain.registration_id().as_deref() == Some(reg.id.as_str())
     {
         let expiry = reg.expiry.unwrap_or(i64::MAX);
         if domain.registration_expiry != expiry {
@@ -80,8 +78,8 @@ pub async fn latest(
     store: &mut EntityStore,
     domain: &domain::Model,
 ) -> Result<Option<registration::Model>, HandlerError> {
-    match &domain.registration_id {
-        Some(id) => Ok(store.registration(id).await?),
+    match domain.registration_id() {
+        Some(id) => Ok(store.registration(&id).await?),
         None => Ok(None),
     }
 }

@@ -70,7 +70,6 @@ pub async fn new_owner(
         name,
         depth,
         migrated: source == RegistrySource::Current,
-        registration_id: None,
         registration_count: 0,
         registration_start: i64::MAX,
         registration_expiry: i64::MAX,

@@ -360,7 +360,7 @@ impl EntityStore {
         .await?;
         let registrations: Vec<String> = domains
             .iter()
-            .filter_map(|id| self.domains.peek(id).and_then(|row| row.registration_id))
+            .filter_map(|id| self.domains.peek(id).and_then(|row| row.registration_id()))
             .collect();
         loaded += prefetch_table::<registration::Entity, _>(
             &self.db,

@@ -34,7 +34,6 @@ impl RowSize for domain::Model {
             + opt(&self.registry_owner)
             + opt(&self.resolver)
             + text(&self.name)
-            + opt(&self.registration_id)
     }
 }
 

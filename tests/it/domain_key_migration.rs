@@ -2,7 +2,8 @@
 //! schema keeps its domains, parent links and registrations (the dump, which renders keys as
 //! Omnigraph ids, shows the same ids), GraphQL finds them by id and walks parent and children,
 //! and a reorg journal written before the migration (row images holding text ids) still
-//! rolls back, on both engines.
+//! rolls back, on both engines. Migration 12 then drops `domains.registration_id`: the dump
+//! still shows each domain's latest registration, now derived from its registration count.
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
@@ -114,6 +115,10 @@ async fn converts(backend: Backend) {
             json!([id(1, 1), null, null, "eth"]),
             json!([id(1, 2), id(1, 1), format!("{}-0", id(1, 2)), "vitalik.eth"]),
         ]
+    );
+    assert!(
+        conn.execute_unprepared("SELECT registration_id FROM domains").await.is_err(),
+        "migration 12 dropped the stored registration id"
     );
     let registrations: Vec<Value> =
         rows(&after, "registrations").iter().map(|r| json!([r[0], r[1]])).collect();

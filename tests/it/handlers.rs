@@ -100,7 +100,7 @@ impl Bed {
     }
 
     async fn registration(&self, name: &str) -> registration::Model {
-        let id = self.domain(name).await.registration_id.expect("has a registration");
+        let id = self.domain(name).await.registration_id().expect("has a registration");
         registration::Entity::find_by_id(id).one(&self.conn).await.unwrap().unwrap()
     }
 

@@ -217,11 +217,11 @@ impl Domain {
 
     /// The latest registration.
     async fn registration(&self, ctx: &Context<'_>) -> Result<Option<Registration>, Error> {
-        let Some(id) = &self.0.registration_id else {
+        let Some(id) = self.0.registration_id() else {
             return Ok(None);
         };
         let loader = ctx.data::<DataLoader<RegistrationLoader>>()?;
-        Ok(load_row(loader, id.clone()).await?.map(Registration::from_model))
+        Ok(load_row(loader, id).await?.map(Registration::from_model))
     }
 
     /// The registry that holds the domain: the registry contract for a top-level domain,
