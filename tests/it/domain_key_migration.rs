@@ -3,7 +3,8 @@
 //! Omnigraph ids, shows the same ids), GraphQL finds them by id and walks parent and children,
 //! and a reorg journal written before the migration (row images holding text ids) still
 //! rolls back, on both engines. Migration 12 then drops `domains.registration_id`: the dump
-//! still shows each domain's latest registration, now derived from its registration count.
+//! still shows each domain's latest registration, now derived from its registration count;
+//! and on PostgreSQL migration 13 leaves the text keys comparing bytewise.
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
@@ -120,6 +121,20 @@ async fn converts(backend: Backend) {
         conn.execute_unprepared("SELECT registration_id FROM domains").await.is_err(),
         "migration 12 dropped the stored registration id"
     );
+    if matches!(backend, Backend::Postgres) {
+        // Migration 13: text keys compare bytewise.
+        let row = conn
+            .query_one_raw(sea_orm::Statement::from_string(
+                sea_orm::DatabaseBackend::Postgres,
+                "SELECT count(*) AS n FROM information_schema.columns WHERE collation_name = 'C' \
+                 AND (table_name, column_name) IN (('labels', 'label_hash'), ('domains', 'owner'), \
+                 ('resolver_records', 'id'))",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(row.try_get::<i64>("", "n").unwrap(), 3);
+    }
     let registrations: Vec<Value> =
         rows(&after, "registrations").iter().map(|r| json!([r[0], r[1]])).collect();
     assert_eq!(registrations, vec![json!([format!("{}-0", id(1, 2)), id(1, 2)])]);
