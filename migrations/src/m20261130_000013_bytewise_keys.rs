@@ -36,35 +36,30 @@ const COLUMNS: [(&str, &str); 19] = [
     ("resolver_texts", "key_hash"),
 ];
 
+/// Gives every column of [`COLUMNS`] `collation` on PostgreSQL; nothing on SQLite.
+async fn collate(manager: &SchemaManager<'_>, collation: &str) -> Result<(), DbErr> {
+    if manager.get_database_backend() != DatabaseBackend::Postgres {
+        return Ok(());
+    }
+    let db = manager.get_connection();
+    for (table, column) in COLUMNS {
+        db.execute_unprepared(&format!(
+            r#"ALTER TABLE {table} ALTER COLUMN {column} TYPE text COLLATE "{collation}""#
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
 // The trait is declared with an elided `SchemaManager` lifetime; see the first migration.
 #[allow(elided_lifetimes_in_paths)]
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        if manager.get_database_backend() != DatabaseBackend::Postgres {
-            return Ok(());
-        }
-        let db = manager.get_connection();
-        for (table, column) in COLUMNS {
-            db.execute_unprepared(&format!(
-                r#"ALTER TABLE {table} ALTER COLUMN {column} TYPE text COLLATE "C""#
-            ))
-            .await?;
-        }
-        Ok(())
+        collate(manager, "C").await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        if manager.get_database_backend() != DatabaseBackend::Postgres {
-            return Ok(());
-        }
-        let db = manager.get_connection();
-        for (table, column) in COLUMNS {
-            db.execute_unprepared(&format!(
-                r#"ALTER TABLE {table} ALTER COLUMN {column} TYPE text COLLATE "default""#
-            ))
-            .await?;
-        }
-        Ok(())
+        collate(manager, "default").await
     }
 }
