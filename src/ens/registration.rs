@@ -58,10 +58,10 @@ pub fn open(
 }
 
 /// Stores `reg` and mirrors its expiry onto its domain when it is the domain's latest
-/// registration (domain listings order by it).
+/// registration, the one with the last index (domain listings order by it).
 pub async fn save(store: &mut EntityStore, reg: registration::Model) -> Result<(), HandlerError> {
     if let Some(mut domain) = store.domain(&reg.domain_id).await?
-        && domain.registration_id().as_deref() == Some(reg.id.as_str())
+        && reg.index + 1 == domain.registration_count
     {
         let expiry = reg.expiry.unwrap_or(i64::MAX);
         if domain.registration_expiry != expiry {

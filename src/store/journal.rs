@@ -234,15 +234,13 @@ pub async fn windows(
         .map_err(StoreError::db("journal windows"))
 }
 
-/// Puts back the row of `E` whose journal key is `key` (parsed by `parse`) as `prior`, or
-/// deletes it when the window created it.
-async fn restore<E, C, K>(
-    txn: &C,
-    key: &str,
-    parse: impl Fn(&str) -> Result<K, StoreError>,
-    prior: Option<&str>,
-) -> Result<(), StoreError>
+/// Puts back the row of `E` whose journal key is `key` (the text of its primary key `K`: a
+/// domain's Omnigraph id, the others' ids as they are) as `prior`, or deletes it when the
+/// window created it.
+async fn restore<E, C, K>(txn: &C, key: &str, prior: Option<&str>) -> Result<(), StoreError>
 where
+    K: std::str::FromStr,
+    K::Err: std::fmt::Display,
     E: EntityTrait,
     E::Model: DeserializeOwned + IntoActiveModel<E::ActiveModel> + Clone,
     E::ActiveModel: sea_orm::ActiveModelTrait<Entity = E> + Send,
@@ -256,24 +254,11 @@ where
             upsert::<E, C>(txn, &[row]).await
         }
         None => {
-            E::delete_by_id(parse(key)?)
-                .exec(txn)
-                .await
-                .map_err(StoreError::db("rollback delete"))?;
+            let key: K = key.parse().map_err(|e: K::Err| StoreError::Journal(e.to_string()))?;
+            E::delete_by_id(key).exec(txn).await.map_err(StoreError::db("rollback delete"))?;
             Ok(())
         }
     }
-}
-
-/// A journal key that is the row's primary key as it is.
-fn text_key(key: &str) -> Result<String, StoreError> {
-    Ok(key.to_owned())
-}
-
-/// A domain's journal key: its Omnigraph id.
-fn domain_key(key: &str) -> Result<domain::DomainKey, StoreError> {
-    key.parse()
-        .map_err(|err: entities::domain_key::InvalidDomainId| StoreError::Journal(err.to_string()))
 }
 
 /// Undoes every journaled window of `chain_id` that ends at or after `fork_block`, in one
@@ -310,14 +295,16 @@ pub async fn rollback(
             let prior = e.prior.as_deref();
             let key = e.row_key.as_str();
             match e.table_name.as_str() {
-                "domains" => restore::<domain::Entity, _, _>(&txn, key, domain_key, prior).await?,
-                "labels" => restore::<label::Entity, _, _>(&txn, key, text_key, prior).await?,
-                "registrations" => {
-                    restore::<registration::Entity, _, _>(&txn, key, text_key, prior).await?
+                "domains" => {
+                    restore::<domain::Entity, _, domain::DomainKey>(&txn, key, prior).await?
                 }
-                "renewals" => restore::<renewal::Entity, _, _>(&txn, key, text_key, prior).await?,
+                "labels" => restore::<label::Entity, _, String>(&txn, key, prior).await?,
+                "registrations" => {
+                    restore::<registration::Entity, _, String>(&txn, key, prior).await?
+                }
+                "renewals" => restore::<renewal::Entity, _, String>(&txn, key, prior).await?,
                 "resolver_records" => {
-                    restore::<resolver_record::Entity, _, _>(&txn, key, text_key, prior).await?
+                    restore::<resolver_record::Entity, _, String>(&txn, key, prior).await?
                 }
                 RECORD_ENTRIES => {
                     resolver_address::Entity::delete_many()

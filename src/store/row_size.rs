@@ -2,7 +2,9 @@
 //! memory rather than by a row count (rows differ tenfold in size: a label is a hash and a
 //! word, a domain carries a dozen hex ids).
 
-use entities::{domain, domain_key::DomainKey, label, registration, renewal, resolver_record};
+use entities::{domain, label, registration, renewal, resolver_record};
+
+use super::cache::CacheKey;
 
 /// Bytes of a row: its inline size plus what its strings hold on the heap.
 pub trait RowSize {
@@ -18,18 +20,14 @@ fn opt(s: &Option<String>) -> usize {
     s.as_deref().map_or(0, text)
 }
 
-fn key(k: &DomainKey) -> usize {
-    k.as_bytes().len()
-}
-
 impl RowSize for domain::Model {
     fn row_bytes(&self) -> usize {
         size_of::<Self>()
-            + key(&self.id)
+            + self.id.key_bytes()
             + text(&self.registry)
             + text(&self.node)
             + text(&self.label_hash)
-            + self.parent_id.as_ref().map_or(0, key)
+            + self.parent_id.as_ref().map_or(0, CacheKey::key_bytes)
             + opt(&self.owner)
             + opt(&self.registry_owner)
             + opt(&self.resolver)
@@ -47,7 +45,7 @@ impl RowSize for registration::Model {
     fn row_bytes(&self) -> usize {
         size_of::<Self>()
             + text(&self.id)
-            + key(&self.domain_id)
+            + self.domain_id.key_bytes()
             + text(&self.kind)
             + text(&self.registrar)
             + opt(&self.registrant)
