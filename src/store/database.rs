@@ -108,15 +108,32 @@ pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, 
     Database::connect(opts).await.map_err(StoreError::db("connect"))
 }
 
-/// The connection a chain's flushes are written through. On SQLite, a connection of its own
-/// (same file and settings as `db`'s pool) with a page cache of `page_cache_bytes`: an upsert
-/// reads the index pages it changes, and a pooled connection's cache holds a small part of the
-/// domain indexes of a large backfill (64 MiB instead of 16: 16.0k -> 17.8k events/s at 5M). It
-/// connects on first use. On PostgreSQL the server owns the cache: `db` itself.
+/// The connection a chain's flushes are written through: a pool of one connection of its
+/// own, connected on first use with `db`'s settings. Flushes run on the handler's writer
+/// thread, whose runtime stops with the handler; a connection opened there is bound to that
+/// runtime, so had it come from `db`'s shared pool, the pool would hand it out dead once the
+/// chain stopped ("A Tokio 1.x context was found, but it is being shutdown": seen when the
+/// bench built its indexes after a PostgreSQL run).
+///
+/// On SQLite the connection also gets a page cache of `page_cache_bytes`: an upsert reads the
+/// index pages it changes, and a pooled connection's cache holds a small part of the domain
+/// indexes of a large backfill (64 MiB instead of 16: 16.0k -> 17.8k events/s at 5M). On
+/// PostgreSQL the server owns the cache and `page_cache_bytes` is unused.
 pub fn writer_connection(db: &DatabaseConnection, page_cache_bytes: u64) -> DatabaseConnection {
-    use sea_orm::sqlx::sqlite::SqlitePoolOptions;
-    if db.get_database_backend() != sea_orm::DatabaseBackend::Sqlite {
-        return db.clone();
+    use sea_orm::sqlx::{postgres::PgPoolOptions, sqlite::SqlitePoolOptions};
+    if db.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
+        let options = (*db.get_postgres_connection_pool().connect_options()).clone();
+        let writer = PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(30))
+            .after_connect(|_, _| {
+                Box::pin(async {
+                    super::tcp_nodelay::set_on_all_tcp_sockets();
+                    Ok(())
+                })
+            })
+            .connect_lazy_with(options);
+        return sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(writer);
     }
     let pool = db.get_sqlite_connection_pool();
     let options = (*pool.connect_options())

@@ -28,6 +28,15 @@ pub enum StoreError {
         /// First block that differs.
         fork_block: u64,
     },
+    /// A column whose value type the PostgreSQL bulk upsert cannot send as an array (a bug:
+    /// an entity gained a column of a new type).
+    #[error("bulk upsert cannot send {table}.{column}: unsupported value type")]
+    UnsupportedColumn {
+        /// Table.
+        table: &'static str,
+        /// Column.
+        column: &'static str,
+    },
     /// The database URL is not one Ensemble can use.
     #[error("unsupported database url {0:?}: use sqlite://<file>?mode=rwc or postgres://...")]
     UnsupportedUrl(String),
@@ -46,7 +55,10 @@ impl StoreError {
                 source,
                 DbErr::Conn(_) | DbErr::ConnectionAcquire(_) | DbErr::Exec(_) | DbErr::Query(_)
             ),
-            Self::UnsupportedUrl(_) | Self::Journal(_) | Self::ReorgBeyondJournal { .. } => false,
+            Self::UnsupportedUrl(_)
+            | Self::UnsupportedColumn { .. }
+            | Self::Journal(_)
+            | Self::ReorgBeyondJournal { .. } => false,
         }
     }
 }

@@ -8,6 +8,7 @@
 //!   checkpoint with nothing applied twice;
 //! - [`query_indexes`] sets the API's query indexes aside during a fresh database's first
 //!   backfill and builds them once when it catches up;
+//! - [`unnest_upsert`] is PostgreSQL's bulk upsert, one array per column;
 //! - [`tcp_nodelay`] turns Nagle's algorithm off for the PostgreSQL connections.
 
 pub mod cache;
@@ -18,6 +19,7 @@ pub mod journal;
 pub mod query_indexes;
 pub mod row_size;
 pub mod tcp_nodelay;
+pub mod unnest_upsert;
 pub mod writer;
 
 pub use entity_store::{EntityStore, HistoryRows};

@@ -1,6 +1,6 @@
 //! The writer: one flush = one database transaction holding every changed row and the chain
-//! checkpoint. Rows go out as chunked multi-row upserts (`INSERT .. ON CONFLICT DO UPDATE`),
-//! which is the same statement on SQLite and PostgreSQL.
+//! checkpoint. Rows go out as upserts (`INSERT .. ON CONFLICT DO UPDATE`): chunked multi-row
+//! `VALUES` on SQLite, one array per column on PostgreSQL ([`super::unnest_upsert`]).
 
 use entities::{
     checkpoint, domain, event, event_block, event_transaction, label, registration, renewal,
@@ -139,6 +139,9 @@ where
 {
     if rows.is_empty() {
         return Ok(());
+    }
+    if db.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
+        return super::unnest_upsert::upsert::<E, C, R>(db, rows, keep).await;
     }
     let pk: Vec<E::Column> = E::PrimaryKey::iter().map(|k| k.into_column()).collect();
     let updates: Vec<E::Column> = E::Column::iter()

@@ -4,6 +4,7 @@
 #![allow(unreachable_pub, missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod admin;
+mod bulk_upsert;
 mod database_faults;
 mod decode_errors;
 mod domain_key_migration;

@@ -1,0 +1,201 @@
+//! The flush's bulk upserts on both engines: multi-row `VALUES` on SQLite, one array per
+//! column on PostgreSQL. Rows read back exactly as written (NULLs, awkward text, bytes), a
+//! conflict updates what it should and keeps what it should, and on PostgreSQL a flush goes
+//! through a connection of its own, never one of the pool's.
+
+use std::time::Duration;
+
+use ensemble::store::{
+    database::{DEFAULT_MAX_CONNECTIONS, connect, writer_connection},
+    writer::{Changes, Checkpoint, write},
+};
+use entities::{
+    domain::{self, DomainKey},
+    event, label,
+};
+use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder};
+
+use crate::support::{Backend, TestDb};
+
+/// Text that breaks naive quoting in either engine's literals.
+const AWKWARD: [&str; 5] = ["a\"b\\c,{d} NULL", "", "NULL", "ü🦊 ' ; --", "\\x00ab"];
+
+fn key(node: u8) -> DomainKey {
+    DomainKey::new(1, &[0x11; 20], &[node; 32])
+}
+
+fn domain(node: u8, name: &str, parent: Option<u8>, owner: Option<&str>) -> domain::Model {
+    domain::Model {
+        id: key(node),
+        chain_id: 1,
+        registry: format!("0x{}", "11".repeat(20)),
+        node: format!("0x{}", hex::encode([node; 32])),
+        label_hash: format!("0x{}", hex::encode([node ^ 0xff; 32])),
+        parent_id: parent.map(key),
+        owner: owner.map(str::to_owned),
+        registry_owner: None,
+        resolver: Some(format!("0x{}", "22".repeat(20))),
+        ttl: node.is_multiple_of(2).then_some(i64::MAX),
+        name: name.to_owned(),
+        depth: 1 + i32::from(parent.is_some()),
+        migrated: !node.is_multiple_of(2),
+        registration_count: 0,
+        registration_start: i64::MAX,
+        registration_expiry: i64::MIN,
+        created_block: 7,
+        created_at: 1_700_000_000,
+    }
+}
+
+fn history(log_index: i32, node: Option<Vec<u8>>) -> event::Model {
+    event::Model {
+        chain_id: 1,
+        block_number: 9,
+        log_index,
+        seq: 0,
+        timestamp: 1_700_000_000,
+        tx_index: 3,
+        tx_from: vec![0x33; 20],
+        address: vec![0x44; 20],
+        selector: -2,
+        topics: (0..=255).collect(),
+        data: Vec::new(),
+        node,
+    }
+}
+
+fn checkpoint(block: u64) -> Checkpoint {
+    Checkpoint { chain_id: 1, block_number: block, block_hash: format!("0x{block:064x}") }
+}
+
+async fn domains(db: &DatabaseConnection) -> Vec<domain::Model> {
+    domain::Entity::find().order_by_asc(domain::Column::Id).all(db).await.expect("domains")
+}
+
+async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend) {
+    let test_db = TestDb::new(backend).await;
+    let db = connect(&test_db.url).await.expect("connect");
+    let writer = writer_connection(&db, 1 << 20);
+
+    let labels: Vec<label::Model> = AWKWARD
+        .iter()
+        .enumerate()
+        .map(|(i, text)| label::Model {
+            label_hash: format!("0x{i:064x}"),
+            label: (i != 2).then(|| (*text).to_owned()),
+            interpreted: format!("[{text}]"),
+        })
+        .collect();
+    let first: Vec<domain::Model> = AWKWARD
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let node = i as u8 + 1;
+            domain(
+                node,
+                text,
+                (node > 1).then_some(1),
+                (!node.is_multiple_of(3)).then_some("0xowner"),
+            )
+        })
+        .collect();
+    let events = vec![history(0, None), history(1, Some(vec![0x55; 32])), history(2, Some(vec![]))];
+    let changes = Changes {
+        domains: first.clone(),
+        labels: labels.clone(),
+        events: events.clone(),
+        ..Changes::default()
+    };
+    write(&writer, &changes, &checkpoint(9), None).await.expect("first flush");
+
+    assert_eq!(domains(&db).await, first, "{backend:?}: domains read back as written");
+    let mut stored_labels = label::Entity::find().all(&db).await.expect("labels");
+    stored_labels.sort_by(|a, b| a.label_hash.cmp(&b.label_hash));
+    assert_eq!(stored_labels, labels, "{backend:?}: labels read back as written");
+    let stored_events =
+        event::Entity::find().order_by_asc(event::Column::LogIndex).all(&db).await.expect("events");
+    assert_eq!(stored_events, events, "{backend:?}: events read back as written");
+
+    // Second flush: every domain changes its owner (some to NULL) and its name, but only
+    // domain 2 is marked renamed; the others keep their stored name and depth.
+    let mut second = first.clone();
+    for d in &mut second {
+        d.owner = if d.owner.is_some() { None } else { Some("0xnew".into()) };
+        d.ttl = None;
+        d.name = format!("renamed {}", d.name);
+        d.depth += 10;
+        d.registration_count = 1;
+    }
+    let renamed = [key(2)].into_iter().collect();
+    let changes =
+        Changes { domains: second.clone(), renamed_domains: renamed, ..Changes::default() };
+    write(&writer, &changes, &checkpoint(10), None).await.expect("second flush");
+
+    let expected: Vec<domain::Model> = first
+        .iter()
+        .zip(&second)
+        .map(|(before, after)| {
+            if after.id == key(2) {
+                after.clone()
+            } else {
+                domain::Model { name: before.name.clone(), depth: before.depth, ..after.clone() }
+            }
+        })
+        .collect();
+    assert_eq!(domains(&db).await, expected, "{backend:?}: conflicts update all but kept columns");
+}
+
+#[actix_rt::test]
+async fn rows_round_trip_and_conflicts_update_what_they_should_on_sqlite() {
+    rows_round_trip_and_conflicts_update_what_they_should(Backend::Sqlite).await;
+}
+
+#[actix_rt::test]
+async fn rows_round_trip_and_conflicts_update_what_they_should_on_postgres() {
+    rows_round_trip_and_conflicts_update_what_they_should(Backend::Postgres).await;
+}
+
+/// A flush runs on the handler's writer thread, whose runtime stops with the handler. If the
+/// flush borrowed a connection from the shared pool, that connection could be opened on the
+/// writer's runtime and handed out dead after it stopped. So the writer has a pool of its own:
+/// it writes while every one of the pool's connections is held elsewhere, and after its
+/// thread stops every one of them still answers.
+#[actix_rt::test]
+async fn postgres_flushes_never_borrow_the_pools_connections() {
+    let test_db = TestDb::new(Backend::Postgres).await;
+    let db = connect(&test_db.url).await.expect("connect");
+    let pool = db.get_postgres_connection_pool();
+    let mut held = Vec::new();
+    for _ in 0..DEFAULT_MAX_CONNECTIONS {
+        held.push(pool.acquire().await.expect("a pool connection"));
+    }
+
+    let writer = writer_connection(&db, 0);
+    let arbiter = actix::Arbiter::new();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    arbiter.spawn(async move {
+        let changes = Changes { domains: vec![domain(1, "one", None, None)], ..Changes::default() };
+        let written = tokio::time::timeout(
+            Duration::from_secs(20),
+            write(&writer, &changes, &checkpoint(1), None),
+        )
+        .await;
+        let _ = tx.send(matches!(written, Ok(Ok(()))));
+    });
+    assert!(rx.await.expect("the writer thread answers"), "written with the pool exhausted");
+    arbiter.stop();
+    arbiter.join().expect("writer thread stops");
+    drop(held);
+
+    let mut queries = Vec::new();
+    for _ in 0..DEFAULT_MAX_CONNECTIONS {
+        queries.push(async {
+            let mut conn = pool.acquire().await.expect("acquire");
+            sea_orm::sqlx::query("SELECT pg_sleep(0.05)").execute(&mut *conn).await
+        });
+    }
+    for answer in futures::future::join_all(queries).await {
+        answer.expect("every pool connection answers after the writer's thread stopped");
+    }
+    assert_eq!(domains(&db).await.len(), 1, "the flush committed");
+}
