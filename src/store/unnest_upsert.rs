@@ -20,18 +20,17 @@ use sea_orm::{
     PrimaryKeyToColumn, Statement, Value, sea_query::ArrayType,
 };
 
-use super::StoreError;
+use super::{StoreError, writer::Conflict};
 
 /// Rows per statement. Large enough that the round trip and the statement's fixed cost
 /// vanish, small enough that one chunk's arrays stay a few megabytes.
 pub const UNNEST_ROWS: usize = 10_000;
 
-/// Upserts `rows` into `E`'s table, updating every column except the primary key and
-/// `keep` on conflict (nothing at all when that leaves no column).
+/// Inserts `rows` into `E`'s table, resolving key conflicts as `conflict` says.
 pub(crate) async fn upsert<E, C, R>(
     db: &C,
     rows: &[R],
-    keep: &[E::Column],
+    conflict: Conflict<'_, E::Column>,
 ) -> Result<(), StoreError>
 where
     E: EntityTrait,
@@ -41,7 +40,7 @@ where
 {
     let Some(first) = rows.first() else { return Ok(()) };
     let columns = shapes::<E>(first.borrow())?;
-    let sql = statement_text::<E>(&columns, keep);
+    let sql = statement_text::<E>(&columns, conflict);
     for chunk in rows.chunks(UNNEST_ROWS) {
         let mut values = Vec::with_capacity(columns.len() * 2);
         for shape in &columns {
@@ -83,8 +82,11 @@ where
         .collect()
 }
 
-/// `INSERT INTO t (…) SELECT … FROM unnest($1::type[], …) AS u(…) ON CONFLICT (pk) DO …`.
-fn statement_text<E: EntityTrait>(columns: &[Shape<E::Column>], keep: &[E::Column]) -> String {
+/// `INSERT INTO t (…) SELECT … FROM unnest($1::type[], …) AS u(…) [ON CONFLICT (pk) DO …]`.
+fn statement_text<E: EntityTrait>(
+    columns: &[Shape<E::Column>],
+    conflict: Conflict<'_, E::Column>,
+) -> String {
     let pk: Vec<E::Column> = E::PrimaryKey::iter().map(|k| k.into_column()).collect();
     let named = |cs: &[E::Column]| {
         cs.iter().map(|c| format!("\"{}\"", c.as_str())).collect::<Vec<_>>().join(", ")
@@ -102,27 +104,31 @@ fn statement_text<E: EntityTrait>(columns: &[Shape<E::Column>], keep: &[E::Colum
             selected.push(format!("\"{name}\""));
         }
     }
-    let updates: Vec<String> = columns
-        .iter()
-        .map(|shape| shape.column)
-        .filter(|c| !pk.iter().chain(keep).any(|k| k.as_str() == c.as_str()))
-        .map(|c| format!("\"{0}\" = excluded.\"{0}\"", c.as_str()))
-        .collect();
-    let action = if updates.is_empty() {
-        "NOTHING".to_owned()
-    } else {
-        format!("UPDATE SET {}", updates.join(", "))
+    let action = match conflict {
+        Conflict::Refuse => String::new(),
+        Conflict::UpdateAllBut(keep) => {
+            let updates: Vec<String> = columns
+                .iter()
+                .map(|shape| shape.column)
+                .filter(|c| !pk.iter().chain(keep).any(|k| k.as_str() == c.as_str()))
+                .map(|c| format!("\"{0}\" = excluded.\"{0}\"", c.as_str()))
+                .collect();
+            let action = if updates.is_empty() {
+                "NOTHING".to_owned()
+            } else {
+                format!("UPDATE SET {}", updates.join(", "))
+            };
+            format!(" ON CONFLICT ({}) DO {action}", named(&pk))
+        }
     };
     let all: Vec<E::Column> = columns.iter().map(|shape| shape.column).collect();
     format!(
-        "INSERT INTO \"{table}\" ({columns}) SELECT {selected} FROM unnest({arrays}) AS u({aliases}) \
-         ON CONFLICT ({pk}) DO {action}",
+        "INSERT INTO \"{table}\" ({columns}) SELECT {selected} FROM unnest({arrays}) AS u({aliases}){action}",
         table = E::default().table_name(),
         columns = named(&all),
         selected = selected.join(", "),
         arrays = arrays.join(", "),
         aliases = aliases.join(", "),
-        pk = named(&pk),
     )
 }
 

@@ -98,6 +98,22 @@ impl Changes {
     }
 }
 
+/// What a write does with a row whose primary key is already stored.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Conflict<'a, Col> {
+    /// Update every column except the key and these. SQLite rewrites an index entry on update
+    /// whenever one of its columns is assigned, equal or not, so columns that cannot have
+    /// changed stay out of the `SET` list: a domain update then leaves `domains_label_hash`
+    /// and `domains_parent_name_id` untouched unless the name changed.
+    UpdateAllBut(&'a [Col]),
+    /// No conflict clause at all: the statement fails, and the flush with it. For the
+    /// append-only history, whose rows are written once, in the transaction that moves the
+    /// checkpoint past their block; a duplicate would be a bug, not something to paper over.
+    /// Without the clause PostgreSQL also skips the probe of the key it makes before every
+    /// row of an `ON CONFLICT` insert.
+    Refuse,
+}
+
 pub(crate) async fn upsert<E, C>(db: &C, rows: &[E::Model]) -> Result<(), StoreError>
 where
     E: EntityTrait,
@@ -105,7 +121,7 @@ where
     E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
     C: sea_orm::ConnectionTrait,
 {
-    upsert_keeping::<E, C, E::Model>(db, rows, &[]).await
+    write_rows::<E, C, E::Model>(db, rows, Conflict::UpdateAllBut(&[])).await
 }
 
 /// Columns a domain row never changes after its creation (its identity and place in the
@@ -121,14 +137,12 @@ const DOMAIN_FIXED: [domain::Column; 7] = [
 ];
 const DOMAIN_NAME: [domain::Column; 2] = [domain::Column::Name, domain::Column::Depth];
 
-/// [`upsert`] whose conflict update leaves `keep` as stored. SQLite rewrites an index entry on
-/// update whenever one of its columns is assigned, equal or not, so columns that cannot have
-/// changed stay out of the `SET` list: a domain update then leaves `domains_label_hash` and
-/// `domains_parent_name_id` untouched unless the name changed.
-pub(crate) async fn upsert_keeping<E, C, R>(
+/// Inserts `rows`, resolving key conflicts as `conflict` says: chunked multi-row `VALUES` on
+/// SQLite, one array per column on PostgreSQL.
+pub(crate) async fn write_rows<E, C, R>(
     db: &C,
     rows: &[R],
-    keep: &[E::Column],
+    conflict: Conflict<'_, E::Column>,
 ) -> Result<(), StoreError>
 where
     E: EntityTrait,
@@ -141,36 +155,44 @@ where
         return Ok(());
     }
     if db.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
-        return super::unnest_upsert::upsert::<E, C, R>(db, rows, keep).await;
+        return super::unnest_upsert::upsert::<E, C, R>(db, rows, conflict).await;
     }
     let pk: Vec<E::Column> = E::PrimaryKey::iter().map(|k| k.into_column()).collect();
-    let updates: Vec<E::Column> = E::Column::iter()
-        .filter(|c| !pk.iter().chain(keep).any(|k| k.as_str() == c.as_str()))
-        .collect();
+    let on_conflict = match conflict {
+        Conflict::Refuse => None,
+        Conflict::UpdateAllBut(keep) => {
+            let updates: Vec<E::Column> = E::Column::iter()
+                .filter(|c| !pk.iter().chain(keep).any(|k| k.as_str() == c.as_str()))
+                .collect();
+            let mut clause = OnConflict::columns(pk.clone());
+            if updates.is_empty() {
+                clause.do_nothing();
+            } else {
+                clause.update_columns(updates);
+            }
+            Some(clause)
+        }
+    };
     let mut rest = rows;
     for size in statement_sizes(rows.len()) {
         let (rows, tail) = rest.split_at(size);
         rest = tail;
-        let mut conflict = OnConflict::columns(pk.clone());
-        if updates.is_empty() {
-            conflict.do_nothing();
-        } else {
-            conflict.update_columns(updates.clone());
+        let mut insert =
+            E::insert_many(rows.iter().map(|r| r.borrow().clone().into_active_model()));
+        if let Some(clause) = &on_conflict {
+            insert = insert.on_conflict(clause.clone());
         }
-        E::insert_many(rows.iter().map(|r| r.borrow().clone().into_active_model()))
-            .on_conflict(conflict)
-            .exec_without_returning(db)
-            .await
-            .map_err(StoreError::db("upsert"))?;
+        insert.exec_without_returning(db).await.map_err(StoreError::db("upsert"))?;
     }
     Ok(())
 }
 
-/// [`upsert`], timed into `ensemble_flush_table_seconds{entity}`: which table a flush spends
-/// its time on.
-async fn timed_upsert<E, C>(
+/// [`write_rows`], timed into `ensemble_flush_table_seconds{entity}`: which table a flush
+/// spends its time on.
+async fn timed_write<E, C>(
     db: &C,
     rows: &[E::Model],
+    conflict: Conflict<'_, E::Column>,
     entity: &'static str,
 ) -> Result<(), StoreError>
 where
@@ -180,7 +202,7 @@ where
     C: sea_orm::ConnectionTrait,
 {
     let started = std::time::Instant::now();
-    upsert::<E, C>(db, rows).await?;
+    write_rows::<E, C, E::Model>(db, rows, conflict).await?;
     record_table_time(entity, started);
     Ok(())
 }
@@ -199,9 +221,13 @@ pub async fn write(
     checkpoint: &Checkpoint,
     journal: Option<&JournalWindow>,
 ) -> Result<(), StoreError> {
+    let started = std::time::Instant::now();
     let txn = super::database::begin_write(db).await?;
+    record_table_time("begin", started);
     if let Some(window) = journal {
+        let started = std::time::Instant::now();
         super::journal::record(&txn, checkpoint.chain_id, window, changes).await?;
+        record_table_time("journal", started);
     }
     if !changes.cleared_records.is_empty() {
         for ids in changes.cleared_records.chunks(MAX_BINDS_PER_STATEMENT) {
@@ -217,25 +243,64 @@ pub async fn write(
                 .map_err(StoreError::db("clear texts"))?;
         }
     }
-    timed_upsert::<label::Entity, _>(&txn, &changes.labels, "label").await?;
+    timed_write::<label::Entity, _>(&txn, &changes.labels, Conflict::UpdateAllBut(&[]), "label")
+        .await?;
     let (renamed, kept): (Vec<&domain::Model>, Vec<&domain::Model>) =
         changes.domains.iter().partition(|d| changes.renamed_domains.contains(&d.id));
     let started = std::time::Instant::now();
-    upsert_keeping::<domain::Entity, _, _>(&txn, &renamed, &DOMAIN_FIXED).await?;
-    let fixed_and_name: Vec<domain::Column> = DOMAIN_FIXED.into_iter().chain(DOMAIN_NAME).collect();
-    upsert_keeping::<domain::Entity, _, _>(&txn, &kept, &fixed_and_name).await?;
-    record_table_time("domain", started);
-    timed_upsert::<registration::Entity, _>(&txn, &changes.registrations, "registration").await?;
-    timed_upsert::<renewal::Entity, _>(&txn, &changes.renewals, "renewal").await?;
-    timed_upsert::<resolver_record::Entity, _>(&txn, &changes.records, "resolver_record").await?;
-    timed_upsert::<resolver_address::Entity, _>(&txn, &changes.addresses, "resolver_address")
+    write_rows::<domain::Entity, _, _>(&txn, &renamed, Conflict::UpdateAllBut(&DOMAIN_FIXED))
         .await?;
-    timed_upsert::<resolver_text::Entity, _>(&txn, &changes.texts, "resolver_text").await?;
-    timed_upsert::<event::Entity, _>(&txn, &changes.events, "event").await?;
-    timed_upsert::<event_block::Entity, _>(&txn, &changes.event_blocks, "event_block").await?;
-    timed_upsert::<event_transaction::Entity, _>(
+    let fixed_and_name: Vec<domain::Column> = DOMAIN_FIXED.into_iter().chain(DOMAIN_NAME).collect();
+    write_rows::<domain::Entity, _, _>(&txn, &kept, Conflict::UpdateAllBut(&fixed_and_name))
+        .await?;
+    record_table_time("domain", started);
+    timed_write::<registration::Entity, _>(
+        &txn,
+        &changes.registrations,
+        Conflict::UpdateAllBut(&[]),
+        "registration",
+    )
+    .await?;
+    timed_write::<renewal::Entity, _>(
+        &txn,
+        &changes.renewals,
+        Conflict::UpdateAllBut(&[]),
+        "renewal",
+    )
+    .await?;
+    timed_write::<resolver_record::Entity, _>(
+        &txn,
+        &changes.records,
+        Conflict::UpdateAllBut(&[]),
+        "resolver_record",
+    )
+    .await?;
+    timed_write::<resolver_address::Entity, _>(
+        &txn,
+        &changes.addresses,
+        Conflict::UpdateAllBut(&[]),
+        "resolver_address",
+    )
+    .await?;
+    timed_write::<resolver_text::Entity, _>(
+        &txn,
+        &changes.texts,
+        Conflict::UpdateAllBut(&[]),
+        "resolver_text",
+    )
+    .await?;
+    timed_write::<event::Entity, _>(&txn, &changes.events, Conflict::Refuse, "event").await?;
+    timed_write::<event_block::Entity, _>(
+        &txn,
+        &changes.event_blocks,
+        Conflict::Refuse,
+        "event_block",
+    )
+    .await?;
+    timed_write::<event_transaction::Entity, _>(
         &txn,
         &changes.event_transactions,
+        Conflict::Refuse,
         "event_transaction",
     )
     .await?;
@@ -252,7 +317,12 @@ pub async fn write(
         }],
     )
     .await?;
-    txn.commit().await.map_err(StoreError::db("commit"))
+    // The commit is timed too: on SQLite it syncs the WAL and, past the autocheckpoint
+    // threshold, copies the WAL into the database file, which no table's time shows.
+    let started = std::time::Instant::now();
+    txn.commit().await.map_err(StoreError::db("commit"))?;
+    record_table_time("commit", started);
+    Ok(())
 }
 
 /// Reads a chain's checkpoint.

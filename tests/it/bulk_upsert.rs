@@ -1,13 +1,14 @@
 //! The flush's bulk upserts on both engines: multi-row `VALUES` on SQLite, one array per
 //! column on PostgreSQL. Rows read back exactly as written (NULLs, awkward text, bytes), a
-//! conflict updates what it should and keeps what it should, and on PostgreSQL a flush goes
+//! conflict updates what it should and keeps what it should, a history row written twice is
+//! refused with its whole flush, and on PostgreSQL a flush goes
 //! through a connection of its own, never one of the pool's.
 
 use std::time::Duration;
 
 use ensemble::store::{
     database::{DEFAULT_MAX_CONNECTIONS, connect, writer_connection},
-    writer::{Changes, Checkpoint, write},
+    writer::{Changes, Checkpoint, read_checkpoint, write},
 };
 use entities::{
     domain::{self, DomainKey},
@@ -143,6 +144,21 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         })
         .collect();
     assert_eq!(domains(&db).await, expected, "{backend:?}: conflicts update all but kept columns");
+
+    // The history is append-only: writing an event row again fails the whole flush, which
+    // commits nothing, not even its other rows or its checkpoint.
+    let again = Changes {
+        domains: vec![domain(9, "nine", None, None)],
+        events: vec![history(1, None)],
+        ..Changes::default()
+    };
+    assert!(
+        write(&writer, &again, &checkpoint(11), None).await.is_err(),
+        "{backend:?}: a history row written twice is refused"
+    );
+    assert_eq!(domains(&db).await, expected, "{backend:?}: the refused flush left nothing");
+    let stored = read_checkpoint(&db, 1).await.expect("checkpoint").expect("one");
+    assert_eq!(stored.block_number, 10, "{backend:?}: the checkpoint did not move");
 }
 
 #[actix_rt::test]
