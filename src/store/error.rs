@@ -28,9 +28,9 @@ pub enum StoreError {
         /// First block that differs.
         fork_block: u64,
     },
-    /// A column whose value type the PostgreSQL bulk upsert cannot send as an array (a bug:
-    /// an entity gained a column of a new type).
-    #[error("bulk upsert cannot send {table}.{column}: unsupported value type")]
+    /// A column the PostgreSQL bulk upsert cannot send as an array: a value type it does not
+    /// know, or a NULL in a NOT NULL column (a bug: an entity changed without this module).
+    #[error("bulk upsert cannot send {table}.{column}: a value its array cannot hold")]
     UnsupportedColumn {
         /// Table.
         table: &'static str,

@@ -149,6 +149,7 @@ fn element_type(value: &Value) -> Option<ArrayType> {
     })
 }
 
+/// The SQL element type of an array. Only the variants [`element_type`] yields reach here.
 fn sql_type(ty: &ArrayType) -> &'static str {
     match ty {
         ArrayType::Bool => "bool",
@@ -184,7 +185,8 @@ fn arrays<Col>(
     Some((Value::Array(shape.ty.clone(), Some(Box::new(elements))), mask))
 }
 
-/// A non-NULL stand-in of an element type, masked out by the NULL array.
+/// A non-NULL stand-in of an element type, masked out by the NULL array. Only the variants
+/// [`element_type`] yields reach here.
 fn placeholder(ty: &ArrayType) -> Value {
     match ty {
         ArrayType::Bool => Value::Bool(Some(false)),
