@@ -11,6 +11,7 @@
 //! dump       deterministic text dump of the indexed state, for comparing databases
 //! http       actix-web: /graphql (GraphiQL), /metrics, /health, /ready, /status
 //! admin      bearer-token admin API: list, restart, pause, resume chains
+//! actor_system  the actix system: runs the main future, tears down without panicking
 //! service    starts the chains and/or the HTTP server (run, serve, index), stops gracefully
 //! devnet/    anvil + the real ENS contracts from npm, scenarios, ground truth via eth_call
 //! bench/     benchmarks: generated namegraphs, query timings, BENCHMARKS.md rows
@@ -19,6 +20,7 @@
 //! The GraphQL schema lives in the `graphql` crate, the tables in `entities`, their schema in
 //! `migrations`.
 
+pub mod actor_system;
 pub mod admin;
 pub mod bench;
 pub mod chain;

@@ -334,9 +334,11 @@ fn main() -> anyhow::Result<()> {
     init_tracing(cli.json_logs);
     ensemble::rpc::client::install_tls_provider();
     let env = || std::env::vars();
-    actix_rt::System::new().block_on(async move {
+    ensemble::actor_system::run(async move {
         match cli.command {
-            Command::Run { config } => serve(Config::load(config.as_deref(), env())?, Mode::Run).await,
+            Command::Run { config } => {
+                serve(Config::load(config.as_deref(), env())?, Mode::Run).await
+            }
             Command::Serve { config } => {
                 serve(Config::load(config.as_deref(), env())?, Mode::Serve).await
             }
@@ -357,9 +359,12 @@ fn main() -> anyhow::Result<()> {
                 tracing::info!(target: "ensemble", "Starting anvil and deploying the ENS contracts (first run installs them with npm)");
                 let anvil = Anvil::spawn(31337).await?;
                 let mut driver = Driver::new(anvil.provider()).await?;
-                let scenario = Scenario::run(&mut driver, ScenarioOptions { eth_names: names, ..Default::default() })
-                    .await
-                    .context("devnet scenario")?;
+                let scenario = Scenario::run(
+                    &mut driver,
+                    ScenarioOptions { eth_names: names, ..Default::default() },
+                )
+                .await
+                .context("devnet scenario")?;
                 tracing::info!(target: "ensemble", names = scenario.names.len(), blocks = scenario.last_block, rpc = %anvil.url, "Scenario played");
                 config.chains = vec![scenario.deployment.chain_config(anvil.chain_id, &anvil.url)];
                 let result = serve(config, Mode::Run).await;
@@ -380,5 +385,5 @@ fn main() -> anyhow::Result<()> {
                 Ok(())
             }
         }
-    })
+    })?
 }

@@ -23,4 +23,5 @@ mod restart;
 mod split;
 mod sqlite_settings;
 mod support;
+mod teardown;
 mod throughput;
