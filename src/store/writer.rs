@@ -114,6 +114,11 @@ pub(crate) enum Conflict<'a, Col> {
     Refuse,
 }
 
+impl<Col> Conflict<'static, Col> {
+    /// Update every column except the key: the rows' newest versions win.
+    pub(crate) const UPDATE_ALL: Self = Conflict::UpdateAllBut(&[]);
+}
+
 pub(crate) async fn upsert<E, C>(db: &C, rows: &[E::Model]) -> Result<(), StoreError>
 where
     E: EntityTrait,
@@ -121,7 +126,7 @@ where
     E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
     C: sea_orm::ConnectionTrait,
 {
-    write_rows::<E, C, E::Model>(db, rows, Conflict::UpdateAllBut(&[])).await
+    write_rows::<E, C, E::Model>(db, rows, Conflict::UPDATE_ALL).await
 }
 
 /// Columns a domain row never changes after its creation (its identity and place in the
@@ -243,8 +248,7 @@ pub async fn write(
                 .map_err(StoreError::db("clear texts"))?;
         }
     }
-    timed_write::<label::Entity, _>(&txn, &changes.labels, Conflict::UpdateAllBut(&[]), "label")
-        .await?;
+    timed_write::<label::Entity, _>(&txn, &changes.labels, Conflict::UPDATE_ALL, "label").await?;
     let (renamed, kept): (Vec<&domain::Model>, Vec<&domain::Model>) =
         changes.domains.iter().partition(|d| changes.renamed_domains.contains(&d.id));
     let started = std::time::Instant::now();
@@ -257,35 +261,30 @@ pub async fn write(
     timed_write::<registration::Entity, _>(
         &txn,
         &changes.registrations,
-        Conflict::UpdateAllBut(&[]),
+        Conflict::UPDATE_ALL,
         "registration",
     )
     .await?;
-    timed_write::<renewal::Entity, _>(
-        &txn,
-        &changes.renewals,
-        Conflict::UpdateAllBut(&[]),
-        "renewal",
-    )
-    .await?;
+    timed_write::<renewal::Entity, _>(&txn, &changes.renewals, Conflict::UPDATE_ALL, "renewal")
+        .await?;
     timed_write::<resolver_record::Entity, _>(
         &txn,
         &changes.records,
-        Conflict::UpdateAllBut(&[]),
+        Conflict::UPDATE_ALL,
         "resolver_record",
     )
     .await?;
     timed_write::<resolver_address::Entity, _>(
         &txn,
         &changes.addresses,
-        Conflict::UpdateAllBut(&[]),
+        Conflict::UPDATE_ALL,
         "resolver_address",
     )
     .await?;
     timed_write::<resolver_text::Entity, _>(
         &txn,
         &changes.texts,
-        Conflict::UpdateAllBut(&[]),
+        Conflict::UPDATE_ALL,
         "resolver_text",
     )
     .await?;
