@@ -13,7 +13,7 @@
 //! | `ensemble_logs_undecodable_total` | counter | chain, contract |
 //! | `ensemble_text_values_unknown_total` | counter | chain |
 //! | `ensemble_handler_seconds`, `ensemble_flush_seconds`, `ensemble_flush_rows` | summary | chain (, event) |
-//! | `ensemble_flush_table_seconds` | summary | entity |
+//! | `ensemble_flush_table_seconds` | summary | entity (a table, or `begin`, `journal`, `commit`) |
 //! | `ensemble_query_indexes_deferred` | gauge | |
 //! | `ensemble_chain_head_block` / `_finalized_block` / `_indexed_block` / `_lag_blocks` | gauge | chain |
 //! | `ensemble_rpc_requests_total` / `_retries_total` / `_errors_total` | counter | chain, event (= method) |
@@ -98,7 +98,7 @@ fn describe() {
     describe_histogram!(
         "ensemble_flush_table_seconds",
         Unit::Seconds,
-        "Time a flush spent writing one table."
+        "Time a flush spent writing one table, or on its begin, journal or commit."
     );
     describe_histogram!("ensemble_flush_rows", Unit::Count, "Rows written by one flush.");
     describe_gauge!("ensemble_chain_head_block", Unit::Count, "Latest block the endpoint reports.");

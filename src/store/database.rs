@@ -95,17 +95,22 @@ pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, 
         // plan cached after a few executions cannot see the values and picks scans that a
         // custom plan avoids. Planning each execution costs well under a millisecond.
         opts.map_sqlx_postgres_opts(|o| o.options([("plan_cache_mode", "force_custom_plan")]));
-        // sqlx leaves Nagle's algorithm on: see `tcp_nodelay`.
-        opts.map_sqlx_postgres_pool_opts(|o| {
-            o.after_connect(|_, _| {
-                Box::pin(async {
-                    super::tcp_nodelay::set_on_all_tcp_sockets();
-                    Ok(())
-                })
-            })
-        });
+        opts.map_sqlx_postgres_pool_opts(with_nodelay);
     }
     Database::connect(opts).await.map_err(StoreError::db("connect"))
+}
+
+/// A PostgreSQL pool whose new connections get `TCP_NODELAY`: sqlx leaves Nagle's algorithm
+/// on (see `tcp_nodelay`). Every PostgreSQL pool Ensemble opens is built through this.
+fn with_nodelay(
+    options: sea_orm::sqlx::postgres::PgPoolOptions,
+) -> sea_orm::sqlx::postgres::PgPoolOptions {
+    options.after_connect(|_, _| {
+        Box::pin(async {
+            super::tcp_nodelay::set_on_all_tcp_sockets();
+            Ok(())
+        })
+    })
 }
 
 /// The connection a chain's flushes are written through: a pool of one connection of its
@@ -123,15 +128,9 @@ pub fn writer_connection(db: &DatabaseConnection, page_cache_bytes: u64) -> Data
     use sea_orm::sqlx::{postgres::PgPoolOptions, sqlite::SqlitePoolOptions};
     if db.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
         let options = (*db.get_postgres_connection_pool().connect_options()).clone();
-        let writer = PgPoolOptions::new()
+        let writer = with_nodelay(PgPoolOptions::new())
             .max_connections(1)
             .acquire_timeout(Duration::from_secs(30))
-            .after_connect(|_, _| {
-                Box::pin(async {
-                    super::tcp_nodelay::set_on_all_tcp_sockets();
-                    Ok(())
-                })
-            })
             .connect_lazy_with(options);
         return sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(writer);
     }
