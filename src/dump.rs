@@ -35,8 +35,8 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
             json!([
                 d.id,
                 d.chain_id,
-                d.registry,
-                d.node,
+                d.registry_hex(),
+                d.node_hex(),
                 d.label_hash,
                 d.parent_id,
                 d.owner,

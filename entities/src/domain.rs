@@ -2,13 +2,18 @@
 //!
 //! The id is the Omnigraph ENSv1 id `${chainId}-${registryAddress}-${node}`, stored as a
 //! [`DomainKey`] (56 raw bytes); events of the old mainnet registry are stored under the new
-//! registry's id, as the Omnigraph does. The canonical
+//! registry's id, as the Omnigraph does. The registry address and the node are read from the
+//! key rather than stored again; the label hash and the addresses are raw bytes
+//! ([`crate::raw_hex`]). The canonical
 //! name is materialized (interpreted labels joined by `.`) and re-rendered when a label heals;
 //! `label_hash` and `parent_id` are indexed so that re-rendering touches only affected rows.
 
 use sea_orm::entity::prelude::*;
 
-pub use crate::domain_key::DomainKey;
+pub use crate::{
+    domain_key::DomainKey,
+    raw_hex::{RawAddress, RawHash},
+};
 
 /// A domain.
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
@@ -17,23 +22,19 @@ pub struct Model {
     /// `${chainId}-${registryAddress}-${node}`.
     #[sea_orm(primary_key, auto_increment = false)]
     pub id: DomainKey,
-    /// Chain the registry lives on.
+    /// Chain the registry lives on (also in the id; kept as a column for filters by chain).
     pub chain_id: i64,
-    /// Address of the (new) registry contract.
-    pub registry: String,
-    /// namehash of the name.
-    pub node: String,
     /// labelhash of the leaf label.
-    pub label_hash: String,
+    pub label_hash: RawHash,
     /// Id of the parent domain; `None` for top-level domains.
     pub parent_id: Option<DomainKey>,
     /// Materialized effective owner: registry owner, overwritten by the registrar token owner
     /// and the NameWrapper token owner. `None` when owned by the zero address.
-    pub owner: Option<String>,
+    pub owner: Option<RawAddress>,
     /// Owner of the node in the registry itself.
-    pub registry_owner: Option<String>,
+    pub registry_owner: Option<RawAddress>,
     /// Resolver assigned in the registry.
-    pub resolver: Option<String>,
+    pub resolver: Option<RawAddress>,
     /// TTL set in the registry.
     pub ttl: Option<i64>,
     /// Interpreted canonical name (`[hash]` for unknown or unnormalized labels).
@@ -64,7 +65,24 @@ pub enum Relation {}
 
 impl ActiveModelBehavior for ActiveModel {}
 
+/// The node part of `id` in SQL, exactly as the `domains_node` index is defined on it (both
+/// engines match an expression index only on the same expression). SQL strings count from 1:
+/// the node is the key's bytes 25 to 56.
+pub fn node_expr() -> sea_orm::sea_query::Expr {
+    sea_orm::sea_query::Expr::cust("substr(id, 25)")
+}
+
 impl Model {
+    /// The registry's address as lowercase `0x` hex.
+    pub fn registry_hex(&self) -> String {
+        format!("0x{}", hex::encode(self.id.registry()))
+    }
+
+    /// The node as lowercase `0x` hex.
+    pub fn node_hex(&self) -> String {
+        self.id.node_hex()
+    }
+
     /// Id of the latest registration, `${domainId}-${registration_count - 1}`, if any.
     /// Registrations are opened only by appending, so the latest is always the last index; it
     /// is derived rather than stored (a 115-character column on every domain row).

@@ -4,8 +4,9 @@
 //! - addresses, nodes and hashes are lowercase `0x`-prefixed hex text, so both SQLite and
 //!   PostgreSQL compare and index them the same way and GraphQL can hand them out unchanged;
 //!   the event history (`events`, `event_blocks`, `event_transactions`), one row per event,
-//!   stores them as raw bytes instead, which halves the largest table, and a domain's id is
-//!   a 56-byte [`domain_key::DomainKey`] wherever it is stored;
+//!   stores them as raw bytes instead, which halves the largest table, a domain's id is
+//!   a 56-byte [`domain_key::DomainKey`] wherever it is stored, and the domain row's label
+//!   hash and addresses are raw too ([`raw_hex`]);
 //! - `uint256` amounts (costs, premiums) are decimal text, because neither engine has a
 //!   portable 256-bit integer;
 //! - timestamps and expiries are seconds since the epoch in `i64`; contract values beyond
@@ -25,6 +26,7 @@ pub mod event_transaction;
 pub mod journal_entry;
 pub mod journal_window;
 pub mod label;
+pub mod raw_hex;
 pub mod registration;
 pub mod renewal;
 pub mod resolver_address;

@@ -10,7 +10,7 @@
 
 use async_graphql::{Context, Enum, Error, InputObject, Object, SimpleObject};
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
-use entities::domain;
+use entities::domain::{self, RawAddress};
 use entities::domain_key::DomainKey;
 use sea_orm::{
     ColumnTrait, Condition, DatabaseConnection, DbBackend, EntityTrait, Order, PaginatorTrait,
@@ -82,7 +82,7 @@ pub enum DomainFilter {
     /// Children of a domain.
     Parent(DomainKey),
     /// Domains whose effective owner is this address.
-    Owner(String),
+    Owner(RawAddress),
     /// Exact canonical name.
     NameEq(String),
     /// Any of these names.
@@ -105,7 +105,7 @@ pub enum DomainFilter {
         /// Chain of the registry.
         chain_id: i64,
         /// Registry address.
-        registry: String,
+        registry: RawAddress,
     },
 }
 
@@ -114,6 +114,17 @@ impl DomainFilter {
     /// registry's id names its domain, but a caller may pass any text).
     pub fn id(id: &str) -> Self {
         id.parse().map_or(Self::Nothing, Self::Id)
+    }
+
+    /// The domains `owner` owns; nothing when `owner` is not an address.
+    pub fn owner(owner: &str) -> Self {
+        owner.parse().map_or(Self::Nothing, Self::Owner)
+    }
+
+    /// The top-level domains of the registry at `registry` on `chain_id`; nothing when
+    /// `registry` is not an address.
+    pub fn top_level(chain_id: i64, registry: &str) -> Self {
+        registry.parse().map_or(Self::Nothing, |registry| Self::TopLevel { chain_id, registry })
     }
 
     /// The children of the domain with the Omnigraph id `id`, as [`DomainFilter::id`].
@@ -129,10 +140,23 @@ impl DomainFilter {
             Self::NameIn(names) => {
                 Condition::all().add(domain::Column::Name.is_in(names.iter().cloned()))
             }
-            Self::TopLevel { chain_id, registry } => Condition::all()
-                .add(domain::Column::ParentId.is_null())
-                .add(domain::Column::ChainId.eq(*chain_id))
-                .add(domain::Column::Registry.eq(registry.clone())),
+            // The registry is the middle of the id: its domains are one key range.
+            Self::TopLevel { chain_id, registry } => {
+                let bound = |fill| {
+                    u64::try_from(*chain_id).ok().filter(|c| DomainKey::holds_chain(*c)).and_then(
+                        |c| {
+                            let address = registry.as_bytes().try_into().ok()?;
+                            Some(DomainKey::new(c, address, &[fill; 32]))
+                        },
+                    )
+                };
+                match (bound(0), bound(0xff)) {
+                    (Some(low), Some(high)) => Condition::all()
+                        .add(domain::Column::ParentId.is_null())
+                        .add(domain::Column::Id.between(low, high)),
+                    _ => Self::Nothing.condition(backend),
+                }
+            }
             // The byte range [prefix, prefix + U+10FFFF) holds exactly the names that start
             // with the prefix (names compare bytewise: BINARY on SQLite, "C" on PostgreSQL)
             // and lets either planner read just that slice of the name index; LIKE alone is

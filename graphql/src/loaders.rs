@@ -12,7 +12,9 @@ use entities::{
     domain, event, event_block, event_selector, event_transaction, registration, resolver_address,
     resolver_record, resolver_text,
 };
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{
+    ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, sea_query::ExprTrait,
+};
 
 /// Rows of one table by a key column: by primary key (`Vec` of one) or by a foreign key
 /// (every row that carries it, in `order`). One `WHERE key IN (...)` per batch. Keys are
@@ -102,13 +104,16 @@ impl Loader<(i64, String)> for DomainByNodeLoader {
         keys: &[(i64, String)],
     ) -> Result<HashMap<(i64, String), Self::Value>, Self::Error> {
         let rows = domain::Entity::find()
-            .filter(domain::Column::Node.is_in(keys.iter().map(|(_, n)| n.clone())))
+            .filter(
+                domain::node_expr()
+                    .is_in(keys.iter().map(|(_, n)| crate::types::event::hex_bytes(n))),
+            )
             .all(&self.0)
             .await
             .map_err(Arc::new)?;
         let mut out: HashMap<(i64, String), Vec<domain::Model>> = HashMap::new();
         for row in rows {
-            out.entry((row.chain_id, row.node.clone())).or_default().push(row);
+            out.entry((row.chain_id, row.node_hex())).or_default().push(row);
         }
         Ok(out)
     }
@@ -135,7 +140,7 @@ impl Loader<(i64, String)> for PrimaryNameLoader {
             .await
             .map_err(Arc::new)?;
         let record_id = |d: &domain::Model| {
-            d.resolver.as_ref().map(|r| format!("{}-{r}-{}", d.chain_id, d.node))
+            d.resolver.as_ref().map(|r| format!("{}-{r}-{}", d.chain_id, d.node_hex()))
         };
         let records: HashMap<String, resolver_record::Model> = resolver_record::Entity::find()
             .filter(resolver_record::Column::Id.is_in(reverses.iter().filter_map(record_id)))

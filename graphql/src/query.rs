@@ -260,7 +260,7 @@ impl Query {
             .one(db)
             .await
             .map_err(internal)?
-            .map(|d| Registry { chain_id: d.chain_id, address: d.registry, node: None }))
+            .map(|d| Registry { chain_id: d.chain_id, address: d.registry_hex(), node: None }))
     }
 
     /// A registry: a registry contract, or by id also a domain's virtual registry.

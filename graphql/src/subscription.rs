@@ -21,6 +21,7 @@ use entities::{checkpoint, domain, event};
 use futures::{Stream, StreamExt};
 use sea_orm::{
     ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    sea_query::ExprTrait,
 };
 use tokio::sync::broadcast;
 
@@ -193,7 +194,7 @@ impl DomainEvent {
         let Some(node) = &self.0.node else { return Ok(None) };
         Ok(domain::Entity::find()
             .filter(domain::Column::ChainId.eq(self.0.chain_id))
-            .filter(domain::Column::Node.eq(alloy::hex::encode_prefixed(node)))
+            .filter(domain::node_expr().eq(node.clone()))
             .one(db)
             .await
             .map_err(internal)?

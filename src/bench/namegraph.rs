@@ -14,7 +14,10 @@
 use std::collections::HashSet;
 
 use alloy::primitives::{Address, B256, address};
-use entities::{domain, label, registration, resolver_address, resolver_record, resolver_text};
+use entities::{
+    domain::{self, RawAddress, RawHash},
+    label, registration, resolver_address, resolver_record, resolver_text,
+};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use sea_orm::{DatabaseConnection, TransactionTrait};
 
@@ -157,12 +160,10 @@ impl Builder {
         let mut row = domain::Model {
             id: id.clone(),
             chain_id: CHAIN_ID as i64,
-            registry: hex_address(REGISTRY),
-            node: hex_b256(node),
-            label_hash: hex_b256(hash),
+            label_hash: RawHash::new(hash.0),
             parent_id: parent.map(|p| p.id.clone()),
-            owner: Some(owner.clone()),
-            registry_owner: Some(owner.clone()),
+            owner: owner.parse().ok(),
+            registry_owner: owner.parse().ok(),
             resolver: None,
             ttl: None,
             name: name.clone(),
@@ -200,7 +201,7 @@ impl Builder {
             row.registration_expiry = expiry;
         }
         if self.rng.random_bool(0.5) {
-            row.resolver = Some(hex_address(PUBLIC_RESOLVER));
+            row.resolver = Some(RawAddress::new(PUBLIC_RESOLVER.0.0));
             let record_id = resolver_record_id(CHAIN_ID, PUBLIC_RESOLVER, node);
             self.batch.records.push(resolver_record::Model {
                 id: record_id.clone(),

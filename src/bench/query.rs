@@ -80,10 +80,11 @@ fn pick<T: Clone>(rng: &mut StdRng, items: &[T]) -> T {
 
 fn cases(domains: &[domain::Model]) -> Vec<Case> {
     let names: Vec<String> = domains.iter().map(|d| d.name.clone()).collect();
-    let owners: Vec<String> = domains.iter().filter_map(|d| d.owner.clone()).collect();
+    let owners: Vec<String> =
+        domains.iter().filter_map(|d| d.owner.as_ref().map(ToString::to_string)).collect();
     let resolved: Vec<(i64, String, String)> = domains
         .iter()
-        .filter_map(|d| d.resolver.clone().map(|r| (d.chain_id, r, d.name.clone())))
+        .filter_map(|d| d.resolver.as_ref().map(|r| (d.chain_id, r.to_string(), d.name.clone())))
         .collect();
     let fixed = |_: &mut StdRng| json!({});
     let mut cases = vec![

@@ -6,7 +6,7 @@
 
 use super::{
     HandlerError, IndexContext,
-    context::{BASE_REGISTRAR_GRACE_PERIOD, clamp_u256, nonzero},
+    context::{BASE_REGISTRAR_GRACE_PERIOD, clamp_u256, nonzero, nonzero_raw},
     event::EventMeta,
     name::hex_b256,
     registration::{self, Opening},
@@ -39,7 +39,7 @@ pub async fn name_registered(
         fuses: None,
     };
     registration::open(ctx, store, &mut domain, meta.address, meta, opening);
-    domain.owner = nonzero(owner);
+    domain.owner = nonzero_raw(owner);
     store.put_domain(domain);
     Ok(())
 }

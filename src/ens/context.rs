@@ -2,7 +2,7 @@
 //! are built from, the node a registrar manages).
 
 use alloy::primitives::{Address, B256, U256};
-use entities::domain_key::DomainKey;
+use entities::{domain::RawAddress, domain_key::DomainKey};
 
 use super::name::{self, domain_id};
 
@@ -48,6 +48,11 @@ impl IndexContext {
 /// `Some(lowercase hex)` unless the address is zero.
 pub fn nonzero(address: Address) -> Option<String> {
     (!address.is_zero()).then(|| name::hex_address(address))
+}
+
+/// `Some(raw address)` unless the address is zero: the domain row's form.
+pub fn nonzero_raw(address: Address) -> Option<RawAddress> {
+    (!address.is_zero()).then(|| RawAddress::new(address.0.0))
 }
 
 /// A contract `uint256` time or expiry as `i64` seconds, saturating.

@@ -8,7 +8,10 @@
 use std::{collections::HashMap, sync::LazyLock};
 
 use alloy::primitives::B256;
-use entities::{domain, label};
+use entities::{
+    domain::{self, RawHash},
+    label,
+};
 
 use super::{
     HandlerError,
@@ -51,7 +54,7 @@ pub async fn ensure_label(
                 interpreted: interpreted.clone(),
             });
             if interpreted != row.interpreted {
-                cascade(store, &key).await?;
+                cascade(store, hash).await?;
             }
             Ok(interpreted)
         }
@@ -77,10 +80,10 @@ pub fn child_name(interpreted: &str, parent: Option<&domain::Model>) -> (String,
 }
 
 /// Re-renders every domain labelled `label_hash` and, where a name changed, its descendants.
-async fn cascade(store: &mut EntityStore, label_hash: &str) -> Result<(), HandlerError> {
-    let mut queue = store.domains_with_label(label_hash).await?;
+async fn cascade(store: &mut EntityStore, label_hash: B256) -> Result<(), HandlerError> {
+    let mut queue = store.domains_with_label(&RawHash::new(label_hash.0)).await?;
     while let Some(mut row) = queue.pop() {
-        let interpreted = match store.label(&row.label_hash).await? {
+        let interpreted = match store.label(&row.label_hash.to_string()).await? {
             Some(l) => l.interpreted,
             None => continue,
         };

@@ -6,7 +6,7 @@ use alloy::primitives::{Address, B256, U256};
 
 use super::{
     HandlerError, IndexContext, base_registrar,
-    context::nonzero,
+    context::{nonzero, nonzero_raw},
     event::EventMeta,
     labels::ensure_label,
     name::{decode_dns_name, hex_b256, labelhash},
@@ -49,7 +49,7 @@ pub async fn name_wrapped(
     let Some(mut domain) = store.domain(&id).await? else {
         return Err(HandlerError::unknown("domain", hex_b256(node)));
     };
-    domain.owner = nonzero(owner);
+    domain.owner = nonzero_raw(owner);
     let live_eth_2ld = match registration::latest(store, &domain).await? {
         Some(reg)
             if reg.kind == base_registrar::KIND
@@ -100,7 +100,7 @@ pub async fn name_unwrapped(
     owner: Address,
 ) -> Result<(), HandlerError> {
     let (mut domain, reg) = wrapped_domain(ctx, store, node).await?;
-    domain.owner = nonzero(owner);
+    domain.owner = nonzero_raw(owner);
     store.put_domain(domain);
     if let Some(mut reg) = reg {
         if reg.kind == KIND {

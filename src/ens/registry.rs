@@ -3,14 +3,14 @@
 //! ignored, as `ENSRegistryWithFallback` ignores the old registry for such nodes.
 
 use alloy::primitives::{Address, B256};
-use entities::domain;
+use entities::domain::{self, RawHash};
 
 use super::{
     HandlerError, IndexContext,
-    context::nonzero,
+    context::nonzero_raw,
     event::{EventMeta, RegistrySource},
     labels::{child_name, ensure_label},
-    name::{hex_address, hex_b256, labelhash},
+    name::{hex_b256, labelhash},
 };
 use crate::store::EntityStore;
 
@@ -26,13 +26,13 @@ pub async fn new_owner(
 ) -> Result<(), HandlerError> {
     let node = super::name::child_node(parent, label);
     let id = ctx.domain_id(node);
-    let owner_hex = nonzero(owner);
+    let owner_raw = nonzero_raw(owner);
     if let Some(mut row) = store.domain(&id).await? {
         if source == RegistrySource::Old && row.migrated {
             return Ok(());
         }
-        row.owner.clone_from(&owner_hex);
-        row.registry_owner = owner_hex;
+        row.owner.clone_from(&owner_raw);
+        row.registry_owner = owner_raw;
         row.migrated |= source == RegistrySource::Current;
         store.put_domain(row);
         return Ok(());
@@ -59,12 +59,10 @@ pub async fn new_owner(
     store.put_domain(domain::Model {
         id,
         chain_id: ctx.chain_id as i64,
-        registry: hex_address(ctx.registry),
-        node: hex_b256(node),
-        label_hash: hex_b256(label),
+        label_hash: RawHash::new(label.0),
         parent_id: parent_row.map(|p| p.id),
-        owner: owner_hex.clone(),
-        registry_owner: owner_hex,
+        owner: owner_raw.clone(),
+        registry_owner: owner_raw,
         resolver: None,
         ttl: None,
         name,
@@ -106,7 +104,7 @@ pub async fn transfer(
     owner: Address,
 ) -> Result<(), HandlerError> {
     if let Some(mut row) = target(ctx, store, source, node).await? {
-        row.owner = nonzero(owner);
+        row.owner = nonzero_raw(owner);
         row.registry_owner.clone_from(&row.owner);
         store.put_domain(row);
     }
@@ -122,7 +120,7 @@ pub async fn new_resolver(
     resolver: Address,
 ) -> Result<(), HandlerError> {
     if let Some(mut row) = target(ctx, store, source, node).await? {
-        row.resolver = nonzero(resolver);
+        row.resolver = nonzero_raw(resolver);
         store.put_domain(row);
     }
     Ok(())

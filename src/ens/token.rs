@@ -3,7 +3,7 @@
 
 use alloy::primitives::{Address, B256};
 
-use super::{HandlerError, IndexContext, context::nonzero, name::hex_b256};
+use super::{HandlerError, IndexContext, context::nonzero_raw, name::hex_b256};
 use crate::store::EntityStore;
 
 /// Moves the effective owner of `node` to `to`. A mint (`from` zero) for a node the registry
@@ -18,7 +18,7 @@ pub async fn transfer(
 ) -> Result<(), HandlerError> {
     match store.domain(&ctx.domain_id(node)).await? {
         Some(mut domain) => {
-            domain.owner = nonzero(to);
+            domain.owner = nonzero_raw(to);
             store.put_domain(domain);
             Ok(())
         }

@@ -16,7 +16,7 @@
 use std::{borrow::Borrow, hash::Hash};
 
 use entities::{
-    domain::{self, DomainKey},
+    domain::{self, DomainKey, RawHash},
     event, event_block, event_transaction, label, registration, renewal, resolver_address,
     resolver_record, resolver_text,
 };
@@ -217,7 +217,7 @@ where
 /// label hash and by parent id.
 #[derive(Debug, Default)]
 struct NewRows {
-    by_label: HashMap<String, Vec<DomainKey>>,
+    by_label: HashMap<RawHash, Vec<DomainKey>>,
     children: HashMap<DomainKey, Vec<DomainKey>>,
     domains: HashSet<DomainKey>,
     labels: HashSet<String>,
@@ -411,12 +411,14 @@ impl EntityStore {
     /// `domains_label_hash` index plus rows created since the last flush.
     pub async fn domains_with_label(
         &mut self,
-        label_hash: &str,
+        label_hash: &RawHash,
     ) -> Result<Vec<domain::Model>, StoreError> {
         let mut ids: Vec<DomainKey> = Vec::new();
-        if !self.new.labels.contains(label_hash) && !self.new_inflight.labels.contains(label_hash) {
+        // Label rows are keyed by hex text; domain rows hold the raw hash.
+        let label_key = label_hash.to_string();
+        if !self.new.labels.contains(&label_key) && !self.new_inflight.labels.contains(&label_key) {
             ids = domain::Entity::find()
-                .filter(domain::Column::LabelHash.eq(label_hash))
+                .filter(domain::Column::LabelHash.eq(label_hash.clone()))
                 .all(&self.db)
                 .await
                 .map_err(StoreError::db("domains by label"))?

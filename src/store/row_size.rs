@@ -2,7 +2,10 @@
 //! memory rather than by a row count (rows differ tenfold in size: a label is a hash and a
 //! word, a domain carries a dozen hex ids).
 
-use entities::{domain, label, registration, renewal, resolver_record};
+use entities::{
+    domain::{self, RawAddress, RawHash},
+    label, registration, renewal, resolver_record,
+};
 
 use super::cache::CacheKey;
 
@@ -24,13 +27,10 @@ impl RowSize for domain::Model {
     fn row_bytes(&self) -> usize {
         size_of::<Self>()
             + self.id.key_bytes()
-            + text(&self.registry)
-            + text(&self.node)
-            + text(&self.label_hash)
+            + RawHash::BYTES
             + self.parent_id.as_ref().map_or(0, CacheKey::key_bytes)
-            + opt(&self.owner)
-            + opt(&self.registry_owner)
-            + opt(&self.resolver)
+            + [&self.owner, &self.registry_owner, &self.resolver].into_iter().flatten().count()
+                * RawAddress::BYTES
             + text(&self.name)
     }
 }

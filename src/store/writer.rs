@@ -131,10 +131,8 @@ where
 
 /// Columns a domain row never changes after its creation (its identity and place in the
 /// tree), and `name` and `depth` when the row was not renamed.
-const DOMAIN_FIXED: [domain::Column; 7] = [
+const DOMAIN_FIXED: [domain::Column; 5] = [
     domain::Column::ChainId,
-    domain::Column::Registry,
-    domain::Column::Node,
     domain::Column::LabelHash,
     domain::Column::ParentId,
     domain::Column::CreatedBlock,

@@ -11,7 +11,7 @@ use ensemble::store::{
     writer::{Changes, Checkpoint, read_checkpoint, write},
 };
 use entities::{
-    domain::{self, DomainKey},
+    domain::{self, DomainKey, RawAddress, RawHash},
     event, label,
 };
 use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder};
@@ -25,17 +25,15 @@ fn key(node: u8) -> DomainKey {
     DomainKey::new(1, &[0x11; 20], &[node; 32])
 }
 
-fn domain(node: u8, name: &str, parent: Option<u8>, owner: Option<&str>) -> domain::Model {
+fn domain(node: u8, name: &str, parent: Option<u8>, owner: Option<u8>) -> domain::Model {
     domain::Model {
         id: key(node),
         chain_id: 1,
-        registry: format!("0x{}", "11".repeat(20)),
-        node: format!("0x{}", hex::encode([node; 32])),
-        label_hash: format!("0x{}", hex::encode([node ^ 0xff; 32])),
+        label_hash: RawHash::new([node ^ 0xff; 32]),
         parent_id: parent.map(key),
-        owner: owner.map(str::to_owned),
+        owner: owner.map(|o| RawAddress::new([o; 20])),
         registry_owner: None,
-        resolver: Some(format!("0x{}", "22".repeat(20))),
+        resolver: Some(RawAddress::new([0x22; 20])),
         ttl: node.is_multiple_of(2).then_some(i64::MAX),
         name: name.to_owned(),
         depth: 1 + i32::from(parent.is_some()),
@@ -92,12 +90,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         .enumerate()
         .map(|(i, text)| {
             let node = i as u8 + 1;
-            domain(
-                node,
-                text,
-                (node > 1).then_some(1),
-                (!node.is_multiple_of(3)).then_some("0xowner"),
-            )
+            domain(node, text, (node > 1).then_some(1), (!node.is_multiple_of(3)).then_some(0x33))
         })
         .collect();
     let events = vec![history(0, None), history(1, Some(vec![0x55; 32])), history(2, Some(vec![]))];
@@ -121,7 +114,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
     // domain 2 is marked renamed; the others keep their stored name and depth.
     let mut second = first.clone();
     for d in &mut second {
-        d.owner = if d.owner.is_some() { None } else { Some("0xnew".into()) };
+        d.owner = if d.owner.is_some() { None } else { Some(RawAddress::new([0x44; 20])) };
         d.ttl = None;
         d.name = format!("renamed {}", d.name);
         d.depth += 10;

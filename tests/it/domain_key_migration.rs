@@ -4,7 +4,9 @@
 //! and a reorg journal written before the migration (row images holding text ids) still
 //! rolls back, on both engines. Migration 12 then drops `domains.registration_id`: the dump
 //! still shows each domain's latest registration, now derived from its registration count;
-//! and on PostgreSQL migration 13 leaves the text keys comparing bytewise.
+//! and on PostgreSQL migration 13 leaves the text keys comparing bytewise. Migration 14 drops
+//! the registry and node columns (the key holds them) and stores the label hash and owners
+//! as bytes: the dump shows the same hex, and the old journal's hex images still roll back.
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
@@ -13,6 +15,7 @@ use serde_json::{Value, json};
 use crate::support::{Backend, TestDb};
 
 const REGISTRY: &str = "0x00000000000c2e074ec69a0dfb2997ba6c7d2e1e";
+const OLD_OWNER: &str = "0xcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd";
 
 fn node(byte: u8) -> String {
     format!("0x{}", hex::encode([byte; 32]))
@@ -80,7 +83,7 @@ async fn converts(backend: Backend) {
     // `vitalik.eth` and changed the owner of `eth`, whose prior image holds text ids.
     let prior = json!({
         "id": id(1, 1), "chain_id": 1, "registry": REGISTRY, "node": node(1),
-        "label_hash": node(0xfe), "parent_id": null, "owner": "0xold", "registry_owner": owner,
+        "label_hash": node(0xfe), "parent_id": null, "owner": OLD_OWNER, "registry_owner": owner,
         "resolver": null, "ttl": null, "name": "eth", "depth": 1, "migrated": true,
         "registration_id": null, "registration_count": 0, "registration_start": 10,
         "registration_expiry": 20, "created_block": 1, "created_at": 2,
@@ -121,13 +124,41 @@ async fn converts(backend: Backend) {
         conn.execute_unprepared("SELECT registration_id FROM domains").await.is_err(),
         "migration 12 dropped the stored registration id"
     );
+    // Migration 14: registry and node come from the key, the hex columns from bytes.
+    let eth = rows(&after, "domains").into_iter().find(|d| d[10] == "eth").unwrap();
+    assert_eq!(
+        [&eth[2], &eth[3], &eth[4], &eth[6], &eth[7], &eth[8]],
+        [
+            &json!(REGISTRY),
+            &json!(node(1)),
+            &json!(node(0xfe)),
+            &json!(owner),
+            &json!(owner),
+            &Value::Null
+        ]
+    );
+    for column in ["registry", "node"] {
+        assert!(
+            conn.execute_unprepared(&format!("SELECT {column} FROM domains")).await.is_err(),
+            "migration 14 dropped domains.{column}"
+        );
+    }
+    let stored = conn
+        .query_one_raw(sea_orm::Statement::from_string(
+            conn.get_database_backend(),
+            "SELECT length(owner) AS n FROM domains WHERE name = 'eth'",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.try_get::<i32>("", "n").unwrap(), 20, "the owner is 20 raw bytes");
     if matches!(backend, Backend::Postgres) {
         // Migration 13: text keys compare bytewise.
         let row = conn
             .query_one_raw(sea_orm::Statement::from_string(
                 sea_orm::DatabaseBackend::Postgres,
                 "SELECT count(*) AS n FROM information_schema.columns WHERE collation_name = 'C' \
-                 AND (table_name, column_name) IN (('labels', 'label_hash'), ('domains', 'owner'), \
+                 AND (table_name, column_name) IN (('labels', 'label_hash'), ('registrations', 'registrar'), \
                  ('resolver_records', 'id'))",
             ))
             .await
@@ -167,7 +198,7 @@ async fn converts(backend: Backend) {
     let rolled = rows(&ensemble::dump::dump(&conn).await.unwrap(), "domains");
     assert_eq!(rolled.len(), 2, "{rolled:?}");
     let eth = rolled.iter().find(|d| d[10] == "eth").unwrap();
-    assert_eq!(eth[6], "0xold");
+    assert_eq!(eth[6], OLD_OWNER);
     assert_eq!(eth[0], id(1, 1));
 }
 

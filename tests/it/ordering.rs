@@ -3,7 +3,7 @@
 //! ordering are rejected; a prefix search defaults to depth order.
 
 use ensemble::{Service, devnet::scenario::ScenarioOptions};
-use entities::domain;
+use entities::domain::{self, RawAddress};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 
@@ -138,7 +138,7 @@ async fn every_order_and_direction(backend: Backend, chain_id: u64) {
             path: vec!["account", "domains"],
             filter: "",
             rows: domain::Entity::find()
-                .filter(domain::Column::Owner.eq(owner.clone()))
+                .filter(domain::Column::Owner.eq(RawAddress::new(driver.accounts[1].0.0)))
                 .all(&service.db)
                 .await
                 .unwrap(),

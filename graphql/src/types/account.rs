@@ -48,7 +48,7 @@ impl Account {
         before: Option<String>,
     ) -> Result<DomainConnection, Error> {
         let paging = Paging { first, after, last, before };
-        let owned = DomainFilter::Owner(self.0.clone());
+        let owned = DomainFilter::owner(&self.0);
         let filter = match filter {
             // Every indexed ENSv1 domain is canonical: `canonical: false` matches nothing.
             Some(AccountDomainsWhereInput { canonical: Some(false), .. }) => DomainFilter::Nothing,

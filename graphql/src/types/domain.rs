@@ -118,7 +118,7 @@ impl DomainCanonical {
 
     /// namehash.
     async fn node(&self) -> Node {
-        Node(self.0.node.clone())
+        Node(self.0.node_hex())
     }
 
     /// The domains from the top-level domain down to this one, inclusive.
@@ -151,7 +151,9 @@ async fn ancestors(ctx: &Context<'_>, leaf: &domain::Model) -> Result<Vec<domain
 pub struct DomainResolver(domain::Model);
 
 fn resolver_of(d: &domain::Model) -> Option<Resolver> {
-    d.resolver.as_ref().map(|address| Resolver { chain_id: d.chain_id, address: address.clone() })
+    d.resolver
+        .as_ref()
+        .map(|address| Resolver { chain_id: d.chain_id, address: address.to_string() })
 }
 
 #[Object]
@@ -181,7 +183,10 @@ impl Domain {
     async fn label(&self) -> Label {
         // Names are rendered from interpreted labels, which never contain a dot.
         let interpreted = self.0.name.split('.').next().unwrap_or_default().to_owned();
-        Label { interpreted: InterpretedLabel(interpreted), hash: Hex(self.0.label_hash.clone()) }
+        Label {
+            interpreted: InterpretedLabel(interpreted),
+            hash: Hex(self.0.label_hash.to_string()),
+        }
     }
 
     /// Canonical name, depth, node and path. Every indexed ENSv1 domain hangs off its
@@ -192,18 +197,18 @@ impl Domain {
 
     /// namehash.
     async fn node(&self) -> Node {
-        Node(self.0.node.clone())
+        Node(self.0.node_hex())
     }
 
     /// Effective owner: the registry owner, overridden by the registrar and NameWrapper
     /// token owners.
     async fn owner(&self) -> Option<Account> {
-        self.0.owner.clone().map(Account)
+        self.0.owner.as_ref().map(|a| Account(a.to_string()))
     }
 
     /// Owner in the registry itself.
     async fn root_registry_owner(&self) -> Option<Account> {
-        self.0.registry_owner.clone().map(Account)
+        self.0.registry_owner.as_ref().map(|a| Account(a.to_string()))
     }
 
     /// The parent domain (none for top-level domains).
@@ -228,15 +233,15 @@ impl Domain {
     /// else the parent's virtual registry.
     async fn registry(&self) -> Registry {
         let node = self.0.parent_id.as_ref().map(DomainKey::node_hex);
-        Registry { chain_id: self.0.chain_id, address: self.0.registry.clone(), node }
+        Registry { chain_id: self.0.chain_id, address: self.0.registry_hex(), node }
     }
 
     /// The registry of this domain's subdomains (its virtual registry).
     async fn subregistry(&self) -> Option<Registry> {
         Some(Registry {
             chain_id: self.0.chain_id,
-            address: self.0.registry.clone(),
-            node: Some(self.0.node.clone()),
+            address: self.0.registry_hex(),
+            node: Some(self.0.node_hex()),
         })
     }
 
@@ -254,7 +259,7 @@ impl Domain {
         let db = ctx.data::<DatabaseConnection>()?;
         let subject = Condition::all()
             .add(event::Column::ChainId.eq(self.0.chain_id))
-            .add(event::Column::Node.eq(super::event::hex_bytes(&self.0.node)));
+            .add(event::Column::Node.eq(self.0.id.node().to_vec()));
         list_events(db, subject, filter, Paging { first, after, last, before }).await
     }
 

@@ -33,7 +33,7 @@ impl NameReference {
             .map_err(loader_error)?
             .unwrap_or_default()
             .into_iter()
-            .find(|d| d.resolver.as_deref() == Some(self.record.resolver.as_str())))
+            .find(|d| d.resolver.as_ref().is_some_and(|r| r.to_string() == self.record.resolver)))
     }
 }
 

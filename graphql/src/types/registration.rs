@@ -2,7 +2,7 @@
 //! (`.eth` second-level names, with a grace period) and `NameWrapperRegistration` (anything
 //! wrapped outside `.eth` 2LDs, with fuses), plus `Renewal` and their connections.
 
-use alloy::primitives::{B256, U256};
+use alloy::primitives::U256;
 use async_graphql::{Context, Error, Interface, Object, SimpleObject, dataloader::DataLoader};
 use entities::{domain, domain_key::DomainKey, registration, renewal};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
@@ -98,12 +98,13 @@ async fn opening_event(
 ) -> Result<Option<Event>, Error> {
     let Some(domain) = domain_of(ctx, row).await? else { return Ok(None) };
     let loader = ctx.data::<DataLoader<OpeningEventLoader>>()?;
-    let key = (domain.chain_id, domain.node, row.block_number);
+    let key = (domain.chain_id, domain.node_hex(), row.block_number);
     Ok(loader.load_one(key).await.map_err(loader_error)?.map(Event))
 }
 
-fn decimal(hex: &str) -> BigInt {
-    BigInt(hex.parse::<B256>().map(|b| U256::from_be_bytes(b.0).to_string()).unwrap_or_default())
+/// A 32-byte big-endian number in decimal.
+fn decimal(bytes: &[u8]) -> BigInt {
+    BigInt(U256::try_from_be_slice(bytes).map(|n| n.to_string()).unwrap_or_default())
 }
 
 keyset_connection!(
@@ -242,15 +243,14 @@ registration_object!(BaseRegistrarRegistration {
 
     /// The ERC-721 token id (the labelhash).
     async fn token_id(&self, ctx: &Context<'_>) -> Result<Option<BigInt>, Error> {
-        Ok(domain_of(ctx, &self.0).await?.map(|d| decimal(&d.label_hash)))
+        Ok(domain_of(ctx, &self.0).await?.map(|d| decimal(d.label_hash.as_bytes())))
     }
 
     /// The NameWrapper token while the name is wrapped.
     async fn wrapped(&self) -> Option<WrappedBaseRegistrarRegistration> {
-        let node = self.0.domain_id.node_hex();
         self.0.wrapped.then(|| WrappedBaseRegistrarRegistration {
             fuses: self.0.fuses.unwrap_or_default(),
-            token_id: decimal(&node),
+            token_id: decimal(self.0.domain_id.node()),
         })
     }
 });
@@ -263,7 +263,7 @@ registration_object!(NameWrapperRegistration {
 
     /// The ERC-1155 token id (the node).
     async fn token_id(&self) -> BigInt {
-        decimal(&self.0.domain_id.node_hex())
+        decimal(self.0.domain_id.node())
     }
 });
 

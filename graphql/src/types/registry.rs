@@ -91,9 +91,7 @@ impl Registry {
         let held = match &self.node {
             // A virtual registry's id is its parent domain's id.
             Some(_) => DomainFilter::parent(&self.id()),
-            None => {
-                DomainFilter::TopLevel { chain_id: self.chain_id, registry: self.address.clone() }
-            }
+            None => DomainFilter::top_level(self.chain_id, &self.address),
         };
         let filter = with_name(held, filter.and_then(|f| f.name))?;
         DomainConnection::load(ctx, filter, order, Paging { first, after, last, before }).await
