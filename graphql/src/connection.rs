@@ -102,10 +102,8 @@ pub enum DomainFilter {
     Id(DomainKey),
     /// Top-level domains of one registry.
     TopLevel {
-        /// Chain of the registry.
-        chain_id: i64,
-        /// Registry address.
-        registry: RawAddress,
+        /// The key of the registry's zero node: the lowest key of its domains.
+        registry: DomainKey,
     },
 }
 
@@ -124,7 +122,16 @@ impl DomainFilter {
     /// The top-level domains of the registry at `registry` on `chain_id`; nothing when
     /// `registry` is not an address.
     pub fn top_level(chain_id: i64, registry: &str) -> Self {
-        registry.parse().map_or(Self::Nothing, |registry| Self::TopLevel { chain_id, registry })
+        let chain = u64::try_from(chain_id).ok().filter(|c| DomainKey::holds_chain(*c));
+        match (chain, registry.parse::<RawAddress>()) {
+            (Some(chain), Ok(address)) => match address.as_bytes().try_into() {
+                Ok(address) => {
+                    Self::TopLevel { registry: DomainKey::new(chain, address, &[0; 32]) }
+                }
+                Err(_) => Self::Nothing,
+            },
+            _ => Self::Nothing,
+        }
     }
 
     /// The children of the domain with the Omnigraph id `id`, as [`DomainFilter::id`].
@@ -141,22 +148,9 @@ impl DomainFilter {
                 Condition::all().add(domain::Column::Name.is_in(names.iter().cloned()))
             }
             // The registry is the middle of the id: its domains are one key range.
-            Self::TopLevel { chain_id, registry } => {
-                let bound = |fill| {
-                    u64::try_from(*chain_id).ok().filter(|c| DomainKey::holds_chain(*c)).and_then(
-                        |c| {
-                            let address = registry.as_bytes().try_into().ok()?;
-                            Some(DomainKey::new(c, address, &[fill; 32]))
-                        },
-                    )
-                };
-                match (bound(0), bound(0xff)) {
-                    (Some(low), Some(high)) => Condition::all()
-                        .add(domain::Column::ParentId.is_null())
-                        .add(domain::Column::Id.between(low, high)),
-                    _ => Self::Nothing.condition(backend),
-                }
-            }
+            Self::TopLevel { registry } => Condition::all()
+                .add(domain::Column::ParentId.is_null())
+                .add(domain::Column::Id.between(registry.clone(), registry.with_node(&[0xff; 32]))),
             // The byte range [prefix, prefix + U+10FFFF) holds exactly the names that start
             // with the prefix (names compare bytewise: BINARY on SQLite, "C" on PostgreSQL)
             // and lets either planner read just that slice of the name index; LIKE alone is
