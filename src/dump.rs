@@ -51,7 +51,8 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
                 d.registration_start,
                 d.registration_expiry,
                 d.created_block,
-                d.created_at
+                d.created_at,
+                d.seq
             ]),
         );
     }

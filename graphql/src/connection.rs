@@ -1,9 +1,10 @@
 //! Relay connections over domains with opaque keyset cursors.
 //!
 //! Every listing orders by one column (`NAME`, `DEPTH`, `REGISTRATION_TIMESTAMP`,
-//! `REGISTRATION_EXPIRY`) in either direction, ties broken by domain id in the same direction,
-//! and pages forwards (`first`/`after`) or backwards (`last`/`before`). A cursor records the
-//! ordering it was made for together with the row's sort value and id; a cursor from another
+//! `REGISTRATION_EXPIRY`) in either direction, ties broken by the domain's creation number
+//! (`seq`: the listing indexes end in it) in the same direction, and pages forwards
+//! (`first`/`after`) or backwards (`last`/`before`). A cursor records the ordering it was made
+//! for together with the row's sort value and creation number; a cursor from another
 //! ordering is rejected rather than silently misread. "No registration" sorts as the largest
 //! value: last ascending, first descending. `totalCount` is a separate `COUNT(*)` that runs
 //! only when selected.
@@ -229,9 +230,8 @@ struct Cursor {
     by: DomainsOrderBy,
     dir: OrderDirection,
     value: SortValue,
-    /// The row's id, the tie-breaker (serialized as its Omnigraph text, so a malformed one
-    /// fails to decode like any other corrupt cursor).
-    id: DomainKey,
+    /// The row's creation number, the tie-breaker.
+    seq: i64,
 }
 
 fn sort_value(by: DomainsOrderBy, row: &domain::Model) -> SortValue {
@@ -253,12 +253,8 @@ fn column(by: DomainsOrderBy) -> domain::Column {
 }
 
 fn encode_cursor(order: DomainsOrderInput, row: &domain::Model) -> String {
-    let cursor = Cursor {
-        by: order.by,
-        dir: order.dir,
-        value: sort_value(order.by, row),
-        id: row.id.clone(),
-    };
+    let cursor =
+        Cursor { by: order.by, dir: order.dir, value: sort_value(order.by, row), seq: row.seq };
     URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).unwrap_or_default())
 }
 
@@ -296,18 +292,18 @@ fn decode_cursor(text: &str, order: DomainsOrderInput) -> Result<Cursor, Error> 
 /// Rows strictly after `cursor` when walking in `dir`.
 fn after(by: DomainsOrderBy, dir: OrderDirection, cursor: Cursor) -> Condition {
     let col = column(by);
-    let (value, id) = (cursor.value, cursor.id);
+    let (value, seq) = (cursor.value, cursor.seq);
     let (beyond, tie) = match (dir, value) {
         (OrderDirection::Asc, SortValue::Text(v)) => (col.gt(v.clone()), col.eq(v)),
         (OrderDirection::Desc, SortValue::Text(v)) => (col.lt(v.clone()), col.eq(v)),
         (OrderDirection::Asc, SortValue::Int(v)) => (col.gt(v), col.eq(v)),
         (OrderDirection::Desc, SortValue::Int(v)) => (col.lt(v), col.eq(v)),
     };
-    let id_beyond = match dir {
-        OrderDirection::Asc => domain::Column::Id.gt(id),
-        OrderDirection::Desc => domain::Column::Id.lt(id),
+    let seq_beyond = match dir {
+        OrderDirection::Asc => domain::Column::Seq.gt(seq),
+        OrderDirection::Desc => domain::Column::Seq.lt(seq),
     };
-    Condition::any().add(beyond).add(Condition::all().add(tie).add(id_beyond))
+    Condition::any().add(beyond).add(Condition::all().add(tie).add(seq_beyond))
 }
 
 /// Name-slice rows above which a prefix counts as common: sorting this many rows costs about
@@ -444,7 +440,7 @@ impl DomainConnection {
         }
         let query = query
             .order_by(column(order.by), sql_order.clone())
-            .order_by(domain::Column::Id, sql_order)
+            .order_by(domain::Column::Seq, sql_order)
             .limit(size + 1);
         let mut rows = crate::schema_retry::retry_schema_change(|| query.clone().all(db))
             .await

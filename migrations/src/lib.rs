@@ -22,6 +22,7 @@ mod m20261130_000011_domain_keys;
 mod m20261130_000012_derive_registration_id;
 mod m20261130_000013_bytewise_keys;
 mod m20261130_000014_raw_domain_columns;
+mod m20261130_000015_domain_seq;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -45,6 +46,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000012_derive_registration_id::Migration),
             Box::new(m20261130_000013_bytewise_keys::Migration),
             Box::new(m20261130_000014_raw_domain_columns::Migration),
+            Box::new(m20261130_000015_domain_seq::Migration),
         ]
     }
 }

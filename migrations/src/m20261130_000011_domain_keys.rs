@@ -22,7 +22,7 @@ const COLUMNS: [(&str, &str); 3] =
 
 /// SQL turning the text id in `column` into its key on `backend`: the chain id as 8 hex
 /// digits, then the registry's and the node's hex digits, decoded as one run.
-fn key(backend: DatabaseBackend, column: &str) -> String {
+pub(crate) fn key(backend: DatabaseBackend, column: &str) -> String {
     match backend {
         DatabaseBackend::Postgres => format!(
             "decode(lpad(to_hex(split_part({column}, '-', 1)::bigint), 8, '0') \

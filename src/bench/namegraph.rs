@@ -27,7 +27,7 @@ use crate::{
         child_node, domain_id, hex_address, hex_b256, interpret_label, labelhash,
         resolver_record_id,
     },
-    store::{StoreError, writer::upsert},
+    store::{StoreError, domain_seq::DomainSeqs, writer::upsert},
 };
 
 /// Chain id of the generated namegraph (mainnet).
@@ -68,6 +68,8 @@ struct Builder {
     labels_seen: HashSet<B256>,
     /// (parent node, labelhash) of every domain so far: names must not repeat.
     siblings: HashSet<(B256, B256)>,
+    /// Creation number of the next domain.
+    next_seq: i64,
     batch: Batch,
 }
 
@@ -157,8 +159,11 @@ impl Builder {
         let owner = self.owner();
         let created_at = EPOCH + self.rng.random_range(0..6 * YEAR);
         let created_block = 7_700_000 + (created_at - EPOCH) / 12;
+        let seq = self.next_seq;
+        self.next_seq += 1;
         let mut row = domain::Model {
             id: id.clone(),
+            seq,
             chain_id: CHAIN_ID as i64,
             label_hash: RawHash::new(hash.0),
             parent_id: parent.map(|p| p.id.clone()),
@@ -251,6 +256,7 @@ pub async fn generate(
         owners,
         labels_seen: HashSet::new(),
         siblings: HashSet::new(),
+        next_seq: DomainSeqs::default().next(db, CHAIN_ID).await?,
         batch: Batch::default(),
     };
     let mut out = Generated::default();

@@ -29,6 +29,7 @@ use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, Que
 use super::{
     StoreError,
     cache::{CacheKey, EntityCache},
+    domain_seq::DomainSeqs,
     journal::JournalWindow,
     row_size::RowSize,
     writer::{self, Changes, Checkpoint},
@@ -279,6 +280,8 @@ pub struct EntityStore {
     event_transactions: Vec<event_transaction::Model>,
     /// Domains put since the last flush whose name may differ from the stored one.
     renamed_domains: HashSet<DomainKey>,
+    /// Creation numbers of new domains.
+    seqs: DomainSeqs,
 }
 
 impl EntityStore {
@@ -312,6 +315,7 @@ impl EntityStore {
             event_blocks: Vec::new(),
             event_transactions: Vec::new(),
             renamed_domains: HashSet::new(),
+            seqs: DomainSeqs::default(),
         }
     }
 
@@ -376,6 +380,11 @@ impl EntityStore {
     /// A domain by key.
     pub async fn domain(&mut self, id: &DomainKey) -> Result<Option<domain::Model>, StoreError> {
         load::<domain::Entity, _, _>(&self.db, &self.domains, id, "load domain").await
+    }
+
+    /// The creation number (`seq`) of a new domain of `chain_id`.
+    pub async fn next_domain_seq(&mut self, chain_id: u64) -> Result<i64, StoreError> {
+        self.seqs.next(&self.db, chain_id).await
     }
 
     /// Stores a domain. A domain's `label_hash` and `parent_id` must never change.

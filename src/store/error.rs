@@ -37,6 +37,13 @@ pub enum StoreError {
         /// Column.
         column: &'static str,
     },
+    /// A chain whose id has no range of domain numbers (`entities::domain::seq_range`), or
+    /// whose range is used up.
+    #[error("chain {chain_id}: no domain numbers left (chain ids above 2^31-1 are not supported)")]
+    DomainSeqExhausted {
+        /// Chain.
+        chain_id: u64,
+    },
     /// The database URL is not one Ensemble can use.
     #[error("unsupported database url {0:?}: use sqlite://<file>?mode=rwc or postgres://...")]
     UnsupportedUrl(String),
@@ -58,7 +65,8 @@ impl StoreError {
             Self::UnsupportedUrl(_)
             | Self::UnsupportedColumn { .. }
             | Self::Journal(_)
-            | Self::ReorgBeyondJournal { .. } => false,
+            | Self::ReorgBeyondJournal { .. }
+            | Self::DomainSeqExhausted { .. } => false,
         }
     }
 }

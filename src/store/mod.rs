@@ -3,6 +3,7 @@
 //! - [`database`] opens SQLite or PostgreSQL and runs the migrations;
 //! - [`EntityStore`] is what handlers read and write: a moka read cache in front of the
 //!   database plus a dirty set of changed rows;
+//! - [`domain_seq`] numbers new domains, per chain;
 //! - [`writer`] flushes a dirty set in ONE transaction together with the chain checkpoint, so
 //!   a crash leaves either all of a batch or none of it, and a restart resumes after the
 //!   checkpoint with nothing applied twice;
@@ -13,6 +14,7 @@
 
 pub mod cache;
 pub mod database;
+pub mod domain_seq;
 pub mod entity_store;
 pub mod error;
 pub mod journal;

@@ -22,21 +22,21 @@ use sea_orm::{
 use super::StoreError;
 
 /// Indexes that only the API reads. The indexer's own lookups (primary keys,
-/// `domains_label_hash` and `domains_parent_name_id` for the heal cascade, registrations and
+/// `domains_label_hash` and `domains_parent_name_seq` for the heal cascade, registrations and
 /// renewals by domain) are never deferred.
 pub const DEFERRABLE: &[&str] = &[
     "domains_node",
-    "domains_name_id",
-    "domains_depth_id",
-    "domains_start_id",
-    "domains_expiry_id",
-    "domains_parent_depth_id",
-    "domains_parent_start_id",
-    "domains_parent_expiry_id",
-    "domains_owner_name_id",
-    "domains_owner_depth_id",
-    "domains_owner_start_id",
-    "domains_owner_expiry_id",
+    "domains_name_seq",
+    "domains_depth_seq",
+    "domains_start_seq",
+    "domains_expiry_seq",
+    "domains_parent_depth_seq",
+    "domains_parent_start_seq",
+    "domains_parent_expiry_seq",
+    "domains_owner_name_seq",
+    "domains_owner_depth_seq",
+    "domains_owner_start_seq",
+    "domains_owner_expiry_seq",
     "domains_name_trgm",
     "events_node",
     "events_address",

@@ -104,7 +104,7 @@ pub(crate) enum Conflict<'a, Col> {
     /// Update every column except the key and these. SQLite rewrites an index entry on update
     /// whenever one of its columns is assigned, equal or not, so columns that cannot have
     /// changed stay out of the `SET` list: a domain update then leaves `domains_label_hash`
-    /// and `domains_parent_name_id` untouched unless the name changed.
+    /// and `domains_parent_name_seq` untouched unless the name changed.
     UpdateAllBut(&'a [Col]),
     /// No conflict clause at all: the statement fails, and the flush with it. For the
     /// append-only history, whose rows are written once, in the transaction that moves the
@@ -129,9 +129,11 @@ where
     write_rows::<E, C, E::Model>(db, rows, Conflict::UPDATE_ALL).await
 }
 
-/// Columns a domain row never changes after its creation (its identity and place in the
-/// tree), and `name` and `depth` when the row was not renamed.
-const DOMAIN_FIXED: [domain::Column; 5] = [
+/// Columns a domain row never changes after its creation (its identity, creation number and
+/// place in the tree), and `name` and `depth` when the row was not renamed. `seq` is the
+/// rowid on SQLite: setting it, even to itself, would move the row.
+const DOMAIN_FIXED: [domain::Column; 6] = [
+    domain::Column::Seq,
     domain::Column::ChainId,
     domain::Column::LabelHash,
     domain::Column::ParentId,

@@ -28,6 +28,7 @@ fn key(node: u8) -> DomainKey {
 fn domain(node: u8, name: &str, parent: Option<u8>, owner: Option<u8>) -> domain::Model {
     domain::Model {
         id: key(node),
+        seq: (1 << 32) + i64::from(node),
         chain_id: 1,
         label_hash: RawHash::new([node ^ 0xff; 32]),
         parent_id: parent.map(key),

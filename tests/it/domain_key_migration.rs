@@ -7,6 +7,9 @@
 //! and on PostgreSQL migration 13 leaves the text keys comparing bytewise. Migration 14 drops
 //! the registry and node columns (the key holds them) and stores the label hash and owners
 //! as bytes: the dump shows the same hex, and the old journal's hex images still roll back.
+//! Migration 15 numbers the domains per chain by creation (`seq`), rebuilds the listing
+//! indexes on it (a deferred one is recorded again in its new form), keeps the name search
+//! working, and gives the old journal's images their row's number.
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
@@ -104,6 +107,15 @@ async fn converts(backend: Backend) {
         .unwrap();
     }
 
+    // A first backfill had set the owner-by-name listing aside (migration 9).
+    conn.execute_unprepared("DROP INDEX domains_owner_name_id").await.unwrap();
+    conn.execute_unprepared(
+        "INSERT INTO deferred_indexes (name, definition) VALUES ('domains_owner_name_id', \
+         'CREATE INDEX domains_owner_name_id ON domains (owner, name, id)')",
+    )
+    .await
+    .unwrap();
+
     Migrator::up(&conn, None).await.unwrap();
 
     // The dump renders keys as Omnigraph ids: (id, parent id, registration id, name) of
@@ -193,6 +205,56 @@ async fn converts(backend: Backend) {
     assert_eq!(bad.errors.len(), 1, "a malformed id is an error, not a silent null");
     assert!(bad.errors[0].message.contains("not a domain id"), "{:?}", bad.errors);
 
+    // Migration 15: numbers by chain and creation (block, then id), listings on them.
+    let mut seqs: Vec<Value> =
+        rows(&after, "domains").iter().map(|d| json!([d[10], d[19]])).collect();
+    seqs.sort_by_key(|d| d[1].as_i64());
+    let base = |chain: i64| chain << 32;
+    assert_eq!(
+        seqs,
+        vec![
+            json!(["eth", base(1) + 1]),
+            json!(["vitalik.eth", base(1) + 2]),
+            json!(["base", base(8453) + 1])
+        ]
+    );
+    let deferred = conn
+        .query_all_raw(sea_orm::Statement::from_string(
+            conn.get_database_backend(),
+            "SELECT name, definition FROM deferred_indexes ORDER BY name",
+        ))
+        .await
+        .unwrap();
+    let deferred: Vec<(String, String)> = deferred
+        .iter()
+        .map(|r| (r.try_get("", "name").unwrap(), r.try_get("", "definition").unwrap()))
+        .collect();
+    let owner_name = match backend {
+        Backend::Postgres => "CREATE INDEX domains_owner_name_seq ON domains (owner, name, seq)",
+        Backend::Sqlite => "CREATE INDEX domains_owner_name_seq ON domains (owner, name)",
+    };
+    assert_eq!(deferred, vec![("domains_owner_name_seq".to_owned(), owner_name.to_owned())]);
+    let built = ensemble::store::query_indexes::build(&conn).await.unwrap();
+    assert_eq!(built, 1, "the recorded definition builds");
+    let search = schema
+        .execute(
+            "{ domains(where: {name: {contains: \"italik\"}}) { edges { node { id } } } \
+               owned: account(by: {address: \"0xabababababababababababababababababababab\"}) \
+               { domains(order: {by: DEPTH, dir: DESC}) { edges { node { id } } } } }",
+        )
+        .await;
+    assert!(search.errors.is_empty(), "{:?}", search.errors);
+    let search = search.data.into_json().unwrap();
+    assert_eq!(search["domains"]["edges"], json!([{ "node": { "id": id(1, 2) } }]));
+    let owned: Vec<&Value> = search["owned"]["domains"]["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["node"]["id"])
+        .collect();
+    // Depth descending, ties by number descending: chain 8453's `base` before `eth`.
+    assert_eq!(owned, [&json!(id(1, 2)), &json!(id(8453, 3)), &json!(id(1, 1))]);
+
     // The old journal still undoes its window: `vitalik.eth` goes, `eth` gets its old owner.
     ensemble::store::journal::rollback(&conn, 1, 100).await.unwrap();
     let rolled = rows(&ensemble::dump::dump(&conn).await.unwrap(), "domains");
@@ -200,6 +262,7 @@ async fn converts(backend: Backend) {
     let eth = rolled.iter().find(|d| d[10] == "eth").unwrap();
     assert_eq!(eth[6], OLD_OWNER);
     assert_eq!(eth[0], id(1, 1));
+    assert_eq!(eth[19], json!((1_i64 << 32) + 1), "the restored image keeps its number");
 }
 
 #[actix_rt::test]

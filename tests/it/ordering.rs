@@ -31,7 +31,7 @@ fn expected(rows: &[domain::Model], by: &str, desc: bool) -> Vec<String> {
             "REGISTRATION_TIMESTAMP" => a.registration_start.cmp(&b.registration_start),
             _ => a.registration_expiry.cmp(&b.registration_expiry),
         };
-        key.then_with(|| a.id.as_bytes().cmp(b.id.as_bytes()))
+        key.then_with(|| a.seq.cmp(&b.seq))
     });
     if desc {
         rows.reverse();
