@@ -199,7 +199,7 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
                 "selector": event_selector::selector(e.selector).map(hex),
                 "topics": e.topics.chunks(32).map(hex).collect::<Vec<_>>().join(","),
                 "data": hex(&e.data),
-                "node": e.node.as_ref().map(hex),
+                "domain_seq": e.domain_seq,
             }),
         );
     }

@@ -10,8 +10,10 @@
 //! [`crate::event_transaction`]. The sender stays here: account listings are an index range
 //! over it.
 //!
-//! Who an event is about: registry, registrar and NameWrapper events name the domain's `node`;
-//! resolver events leave `node` empty and are found by the resolver's `address`.
+//! Who an event is about: registry, registrar and NameWrapper events name their domain by its
+//! creation number (`domain_seq`, see [`crate::domain`]): 8 bytes instead of the 32-byte node,
+//! in the row and in the index of a domain's events, and already unique across chains.
+//! Resolver events leave it empty and are found by the resolver's `address`.
 
 use sea_orm::entity::prelude::*;
 
@@ -45,10 +47,15 @@ pub struct Model {
     pub topics: Vec<u8>,
     /// Log data.
     pub data: Vec<u8>,
-    /// The domain's node (32 bytes) for registry, registrar and NameWrapper events; none for
-    /// resolver events.
-    pub node: Option<Vec<u8>>,
+    /// `seq` of the domain a registry, registrar or NameWrapper event is about, or
+    /// [`NO_DOMAIN`] when no domain row stands for its node (the root); none for resolver
+    /// events.
+    pub domain_seq: Option<i64>,
 }
+
+/// `domain_seq` of a domain event whose node has no domain row (events on the root node). No
+/// domain has it: every chain's numbers start above it.
+pub const NO_DOMAIN: i64 = 0;
 
 /// No relations.
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -163,19 +163,19 @@ impl Loader<(i64, String)> for PrimaryNameLoader {
     }
 }
 
-/// The events that opened registrations, by `(chain id, node, block)`: the first registrar
-/// `NameRegistered` or NameWrapper `NameWrapped` about the node in that block.
+/// The events that opened registrations, by `(domain seq, block)`: the first registrar
+/// `NameRegistered` or NameWrapper `NameWrapped` about the domain in that block.
 #[derive(Clone, Debug)]
 pub struct OpeningEventLoader(pub DatabaseConnection);
 
-impl Loader<(i64, String, i64)> for OpeningEventLoader {
+impl Loader<(i64, i64)> for OpeningEventLoader {
     type Value = event::Model;
     type Error = Arc<sea_orm::DbErr>;
 
     async fn load(
         &self,
-        keys: &[(i64, String, i64)],
-    ) -> Result<HashMap<(i64, String, i64), Self::Value>, Self::Error> {
+        keys: &[(i64, i64)],
+    ) -> Result<HashMap<(i64, i64), Self::Value>, Self::Error> {
         let selectors: Vec<i16> = [
             "NameRegistered(uint256,address,uint256)",
             "NameWrapped(bytes32,bytes,address,uint32,uint64)",
@@ -183,10 +183,9 @@ impl Loader<(i64, String, i64)> for OpeningEventLoader {
         .into_iter()
         .filter_map(event_selector::code_of_signature)
         .collect();
-        let nodes = keys.iter().map(|(_, n, _)| crate::types::event::hex_bytes(n));
         let rows = event::Entity::find()
-            .filter(event::Column::Node.is_in(nodes))
-            .filter(event::Column::BlockNumber.is_in(keys.iter().map(|(_, _, b)| *b)))
+            .filter(event::Column::DomainSeq.is_in(keys.iter().map(|(d, _)| *d)))
+            .filter(event::Column::BlockNumber.is_in(keys.iter().map(|(_, b)| *b)))
             .filter(event::Column::Selector.is_in(selectors))
             .order_by_asc(event::Column::LogIndex)
             .all(&self.0)
@@ -194,8 +193,8 @@ impl Loader<(i64, String, i64)> for OpeningEventLoader {
             .map_err(Arc::new)?;
         let mut out = HashMap::new();
         for row in rows {
-            let node = row.node.as_deref().map(alloy::hex::encode_prefixed).unwrap_or_default();
-            let key = (row.chain_id, node, row.block_number);
+            let Some(domain) = row.domain_seq else { continue };
+            let key = (domain, row.block_number);
             if keys.contains(&key) {
                 out.entry(key).or_insert(row);
             }
@@ -307,7 +306,7 @@ pub fn add_loaders<Q, M, S>(
         .data(loader::<_, (i64, String)>(PrimaryNameLoader(db.clone())))
         .data(loader::<_, (i64, i64)>(EventBlockLoader(db.clone())))
         .data(loader::<_, (i64, i64, i32)>(EventTransactionLoader(db.clone())))
-        .data(loader::<_, (i64, String, i64)>(OpeningEventLoader(db)))
+        .data(loader::<_, (i64, i64)>(OpeningEventLoader(db)))
 }
 
 /// Maps a loader failure to the API's `INTERNAL` error.

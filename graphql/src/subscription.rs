@@ -4,7 +4,8 @@
 //! One [`EventFeed`] per schema polls the `events` table (every chain, from where each chain
 //! stood when the feed started or its first subscriber after an idle spell arrived) and fans
 //! new rows out to every subscriber through a broadcast
-//! channel, so a subscriber costs no database connection and no query of its own. The feed
+//! channel, each with the domain it is about (read for the whole poll in one query), so a
+//! subscriber costs no database connection and no query of its own. The feed
 //! works the same in an indexing process and in a read-only `serve` process, because it reads
 //! the database rather than the pipeline. When a reorg rolls a chain back below what was
 //! streamed, the feed rewinds to the chain's checkpoint and streams the re-indexed events;
@@ -21,12 +22,11 @@ use entities::{checkpoint, domain, event};
 use futures::{Stream, StreamExt};
 use sea_orm::{
     ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-    sea_query::ExprTrait,
 };
 use tokio::sync::broadcast;
 
 use crate::{
-    error::{code, coded, internal},
+    error::{code, coded},
     name::validate_name,
     scalars::InterpretedName,
     types::{DomainInterface, Event},
@@ -46,7 +46,15 @@ pub const MAX_SUBSCRIBERS: usize = 256;
 #[derive(Debug)]
 pub struct EventFeed {
     db: DatabaseConnection,
-    sender: OnceLock<broadcast::Sender<Arc<event::Model>>>,
+    sender: OnceLock<broadcast::Sender<Arc<FeedItem>>>,
+}
+
+/// One streamed event and the domain it is about (none for a resolver event, or a domain
+/// event on the root node).
+#[derive(Debug)]
+pub struct FeedItem {
+    event: event::Model,
+    domain: Option<domain::Model>,
 }
 
 /// Where the feed stands on one chain: the last streamed `(block, log, seq)`.
@@ -64,7 +72,7 @@ impl EventFeed {
         feed
     }
 
-    fn sender(&self) -> &broadcast::Sender<Arc<event::Model>> {
+    fn sender(&self) -> &broadcast::Sender<Arc<FeedItem>> {
         self.sender.get_or_init(|| {
             let (sender, _) = broadcast::channel(SUBSCRIBER_BUFFER);
             tokio::spawn(poll(self.db.clone(), sender.clone()));
@@ -72,7 +80,7 @@ impl EventFeed {
         })
     }
 
-    fn subscribe(&self) -> Result<broadcast::Receiver<Arc<event::Model>>, Error> {
+    fn subscribe(&self) -> Result<broadcast::Receiver<Arc<FeedItem>>, Error> {
         let sender = self.sender();
         if sender.receiver_count() >= MAX_SUBSCRIBERS {
             return Err(coded(code::TOO_MANY_SUBSCRIPTIONS, "too many subscriptions"));
@@ -98,7 +106,7 @@ async fn heads(db: &DatabaseConnection) -> Result<HashMap<i64, Position>, sea_or
     Ok(heads)
 }
 
-async fn poll(db: DatabaseConnection, sender: broadcast::Sender<Arc<event::Model>>) {
+async fn poll(db: DatabaseConnection, sender: broadcast::Sender<Arc<FeedItem>>) {
     let mut positions = loop {
         match heads(&db).await {
             Ok(heads) => break heads,
@@ -127,7 +135,7 @@ async fn poll(db: DatabaseConnection, sender: broadcast::Sender<Arc<event::Model
 
 async fn poll_once(
     db: &DatabaseConnection,
-    sender: &broadcast::Sender<Arc<event::Model>>,
+    sender: &broadcast::Sender<Arc<FeedItem>>,
     positions: &mut HashMap<i64, Position>,
 ) -> Result<(), sea_orm::DbErr> {
     for cp in checkpoint::Entity::find().all(db).await? {
@@ -152,7 +160,7 @@ async fn poll_once(
             );
         let rows = event::Entity::find()
             .filter(event::Column::ChainId.eq(cp.chain_id))
-            .filter(event::Column::Node.is_not_null())
+            .filter(event::Column::DomainSeq.is_not_null())
             .filter(beyond)
             .order_by_asc(event::Column::BlockNumber)
             .order_by_asc(event::Column::LogIndex)
@@ -160,10 +168,20 @@ async fn poll_once(
             .limit(POLL_BATCH)
             .all(db)
             .await?;
-        for row in rows {
-            *position = (row.block_number, row.log_index, row.seq);
+        let seqs: Vec<i64> = rows.iter().filter_map(|r| r.domain_seq).collect();
+        let domains: HashMap<i64, domain::Model> = domain::Entity::find()
+            .filter(domain::Column::Seq.is_in(seqs))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|d| (d.seq, d))
+            .collect();
+        for event in rows {
+            *position = (event.block_number, event.log_index, event.seq);
+            // Several events of a poll may be about one domain: each gets the row.
+            let domain = event.domain_seq.and_then(|s| domains.get(&s).cloned());
             // No receivers left is not an error: the next poll skips.
-            let _ = sender.send(Arc::new(row));
+            let _ = sender.send(Arc::new(FeedItem { event, domain }));
         }
     }
     Ok(())
@@ -178,27 +196,19 @@ pub struct DomainEventsWhereInput {
 
 /// An event about a domain.
 #[derive(Debug, Clone)]
-pub struct DomainEvent(Arc<event::Model>);
+pub struct DomainEvent(Arc<FeedItem>);
 
 #[Object]
 impl DomainEvent {
     /// The event.
     async fn event(&self) -> Event {
-        Event((*self.0).clone())
+        Event(self.0.event.clone())
     }
 
     /// The domain it is about; null when the event names a node no domain was indexed for
-    /// (a skipped event, or an old-registry node).
-    async fn domain(&self, ctx: &Context<'_>) -> Result<Option<DomainInterface>, Error> {
-        let db = ctx.data::<DatabaseConnection>()?;
-        let Some(node) = &self.0.node else { return Ok(None) };
-        Ok(domain::Entity::find()
-            .filter(domain::Column::ChainId.eq(self.0.chain_id))
-            .filter(domain::node_expr().eq(node.clone()))
-            .one(db)
-            .await
-            .map_err(internal)?
-            .map(DomainInterface::from))
+    /// (the root).
+    async fn domain(&self) -> Option<DomainInterface> {
+        self.0.domain.clone().map(DomainInterface::from)
     }
 }
 
@@ -237,7 +247,9 @@ impl Subscription {
         });
         Ok(stream
             .filter(move |row| {
-                let keep = node.as_ref().is_none_or(|n| row.node.as_ref() == Some(n));
+                let keep = node.as_ref().is_none_or(|n| {
+                    row.domain.as_ref().is_some_and(|d| d.id.node() == n.as_slice())
+                });
                 async move { keep }
             })
             .map(DomainEvent))

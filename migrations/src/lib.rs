@@ -23,6 +23,7 @@ mod m20261130_000012_derive_registration_id;
 mod m20261130_000013_bytewise_keys;
 mod m20261130_000014_raw_domain_columns;
 mod m20261130_000015_domain_seq;
+mod m20261130_000016_event_domains;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -47,6 +48,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000013_bytewise_keys::Migration),
             Box::new(m20261130_000014_raw_domain_columns::Migration),
             Box::new(m20261130_000015_domain_seq::Migration),
+            Box::new(m20261130_000016_event_domains::Migration),
         ]
     }
 }

@@ -105,7 +105,7 @@ fn definition(backend: DatabaseBackend, name: &str, columns: &str) -> String {
 }
 
 /// `sql` with one bound value, in the placeholder style of `backend`.
-fn bound(backend: DatabaseBackend, sql: &str, value: &str) -> Statement {
+pub(crate) fn bound(backend: DatabaseBackend, sql: &str, value: &str) -> Statement {
     let sql = match backend {
         DatabaseBackend::Postgres => sql.replacen('?', "$1", 1),
         _ => sql.to_owned(),
@@ -114,14 +114,17 @@ fn bound(backend: DatabaseBackend, sql: &str, value: &str) -> Statement {
 }
 
 /// Forgets `name` in `deferred_indexes`; whether it was recorded there.
-async fn forget_deferred(db: &SchemaManagerConnection<'_>, name: &str) -> Result<bool, DbErr> {
+pub(crate) async fn forget_deferred(
+    db: &SchemaManagerConnection<'_>,
+    name: &str,
+) -> Result<bool, DbErr> {
     let backend = db.get_database_backend();
     let sql = "DELETE FROM deferred_indexes WHERE name = ?";
     Ok(db.execute_raw(bound(backend, sql, name)).await?.rows_affected() > 0)
 }
 
 /// Records `definition` of `name` in `deferred_indexes`.
-async fn record_deferred(
+pub(crate) async fn record_deferred(
     db: &SchemaManagerConnection<'_>,
     name: &str,
     definition: &str,

@@ -249,7 +249,7 @@ async fn apply(
         let history = history_rows(ctx, decoded, seq)?;
         match apply_event(ctx, store, decoded).await {
             Ok(()) => {
-                store.record_event(history);
+                store.record_event(history).await?;
                 metrics::counter!("ensemble_events_processed_total", "chain" => chain.clone(), "event" => event)
                     .increment(1);
             }

@@ -1,7 +1,8 @@
 //! [`history_rows`]: the `events` row that records an applied event, with the block and
 //! transaction rows it refers to, and which domain it is about. Registry, registrar and
-//! NameWrapper events are about a domain (the node they change); resolver events are about the
-//! resolver that emitted them.
+//! NameWrapper events are about a domain (the node they change; the store names it by its
+//! creation number when it records the event); resolver events are about the resolver that
+//! emitted them.
 
 use alloy::primitives::B256;
 use entities::{event, event_block, event_selector, event_transaction};
@@ -63,8 +64,9 @@ pub fn history_rows(
             selector,
             topics: topics.iter().skip(1).flat_map(|t| t.0).collect(),
             data: meta.log.data.to_vec(),
-            node: subject_node(ctx, &decoded.event).map(|n| n.to_vec()),
+            domain_seq: None,
         },
+        subject: subject_node(ctx, &decoded.event).map(|node| ctx.domain_id(node)),
         block: event_block::Model { chain_id, block_number, hash: meta.block_hash.to_vec() },
         transaction: event_transaction::Model {
             chain_id,
@@ -127,7 +129,7 @@ mod tests {
         )
         .expect("NameChanged has a code");
         let row = &rows.event;
-        assert_eq!(row.node, None);
+        assert_eq!((row.domain_seq, &rows.subject), (None, &None));
         assert_eq!(row.seq, 1);
         assert_eq!(event_selector::selector(row.selector), Some(&topic0.0));
         let mut topics = vec![2u8; 32];

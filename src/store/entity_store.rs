@@ -248,8 +248,10 @@ impl PendingFlush {
 /// refers to (the same for every event of the block or transaction; the store keeps one).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HistoryRows {
-    /// The event.
+    /// The event; its `domain_seq` is filled in from `subject` when it is recorded.
     pub event: event::Model,
+    /// The domain the event is about; none for resolver events.
+    pub subject: Option<DomainKey>,
     /// Its block's hash.
     pub block: event_block::Model,
     /// Its transaction's hash and recipient.
@@ -538,10 +540,19 @@ impl EntityStore {
         self.cleared_records.push(record_id.to_owned());
     }
 
-    /// Records an applied event in the history. Events arrive in chain order, so a block's
-    /// or transaction's row repeats only right after itself, and one comparison keeps one.
-    pub fn record_event(&mut self, rows: HistoryRows) {
-        let HistoryRows { event, block, transaction } = rows;
+    /// Records an applied event in the history, naming its domain by creation number (the
+    /// handler has just read the domain, so it is in memory). Events arrive in chain order,
+    /// so a block's or transaction's row repeats only right after itself, and one comparison
+    /// keeps one.
+    pub async fn record_event(&mut self, rows: HistoryRows) -> Result<(), StoreError> {
+        let HistoryRows { mut event, subject, block, transaction } = rows;
+        if let Some(id) = subject {
+            let seq = match self.domains.newest_ref(&id) {
+                Some(row) => Some(row.seq),
+                None => self.domain(&id).await?.map(|row| row.seq),
+            };
+            event.domain_seq = Some(seq.unwrap_or(event::NO_DOMAIN));
+        }
         self.events.push(event);
         if self.event_blocks.last() != Some(&block) {
             self.event_blocks.push(block);
@@ -549,6 +560,7 @@ impl EntityStore {
         if self.event_transactions.last() != Some(&transaction) {
             self.event_transactions.push(transaction);
         }
+        Ok(())
     }
 
     /// Rows changed since the last flush.

@@ -38,7 +38,7 @@ pub const DEFERRABLE: &[&str] = &[
     "domains_owner_start_seq",
     "domains_owner_expiry_seq",
     "domains_name_trgm",
-    "events_node",
+    "events_domain",
     "events_address",
     "events_from",
     "resolver_addresses_address",

@@ -47,7 +47,7 @@ fn domain(node: u8, name: &str, parent: Option<u8>, owner: Option<u8>) -> domain
     }
 }
 
-fn history(log_index: i32, node: Option<Vec<u8>>) -> event::Model {
+fn history(log_index: i32, domain_seq: Option<i64>) -> event::Model {
     event::Model {
         chain_id: 1,
         block_number: 9,
@@ -60,7 +60,7 @@ fn history(log_index: i32, node: Option<Vec<u8>>) -> event::Model {
         selector: -2,
         topics: (0..=255).collect(),
         data: Vec::new(),
-        node,
+        domain_seq,
     }
 }
 
@@ -94,7 +94,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
             domain(node, text, (node > 1).then_some(1), (!node.is_multiple_of(3)).then_some(0x33))
         })
         .collect();
-    let events = vec![history(0, None), history(1, Some(vec![0x55; 32])), history(2, Some(vec![]))];
+    let events = vec![history(0, None), history(1, Some((1 << 32) + 5)), history(2, Some(0))];
     let changes = Changes {
         domains: first.clone(),
         labels: labels.clone(),

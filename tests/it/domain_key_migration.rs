@@ -28,8 +28,9 @@ fn id(chain: u64, byte: u8) -> String {
     format!("{chain}-{REGISTRY}-{}", node(byte))
 }
 
-/// A domain row of schema 10 (text ids).
-async fn insert_domain(
+/// A domain row of schema 10 (text ids; schema 9 is the same), in `REGISTRY` with node
+/// `byte` repeated, under the domain of node `parent` repeated.
+pub(crate) async fn insert_domain(
     db: &DatabaseConnection,
     chain: u64,
     byte: u8,

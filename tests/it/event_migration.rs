@@ -1,6 +1,9 @@
 //! Migration 10 converts an existing hex-text event history to the compact form: a database
 //! written by the earlier schema keeps every event, and the dump (which renders events back
-//! as hex) shows exactly the rows that were there, on both engines.
+//! as hex) shows exactly the rows that were there, on both engines. Migration 16 then names
+//! each domain event's domain by its number instead of its node (0 where no domain row
+//! stands for the node), also while the node index and the domain events' index are set
+//! aside for a first backfill.
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{ConnectionTrait, Database};
@@ -111,7 +114,48 @@ async fn converts(backend: Backend) {
     .await
     .unwrap();
 
+    // The domains of nodes 7 and 8; 9 and 10 have none.
+    let owner = format!("0x{}", "ab".repeat(20));
+    crate::domain_key_migration::insert_domain(&conn, 1, 7, None, "seven", &owner).await;
+    crate::domain_key_migration::insert_domain(&conn, 1, 8, None, "eight", &owner).await;
+
+    // Migrations 10 to 15; then a first backfill sets two of the indexes aside.
+    Migrator::up(&conn, Some(6)).await.unwrap();
+    for (name, definition) in [
+        ("domains_node", "CREATE INDEX domains_node ON domains (substr(id, 25))"),
+        (
+            "events_node",
+            "CREATE INDEX events_node ON events (chain_id, node, timestamp, block_number, \
+             log_index, seq) WHERE node IS NOT NULL",
+        ),
+    ] {
+        conn.execute_unprepared(&format!("DROP INDEX {name}")).await.unwrap();
+        conn.execute_unprepared(&format!(
+            "INSERT INTO deferred_indexes (name, definition) VALUES ('{name}', '{definition}')"
+        ))
+        .await
+        .unwrap();
+    }
+
     Migrator::up(&conn, None).await.unwrap();
+
+    let pending = ensemble::store::query_indexes::pending(&conn).await.unwrap();
+    assert_eq!(pending, ["domains_node", "events_domain"], "recorded again, not built");
+    let domain_of = |node: &Value| match node.as_str().map(|n| n.as_bytes()[2..4].to_vec()) {
+        None => Value::Null,
+        Some(b) if b == b"07" => json!((1_i64 << 32) + 1),
+        Some(b) if b == b"08" => json!((1_i64 << 32) + 2),
+        Some(_) => json!(0),
+    };
+    let rows: Vec<Value> = rows
+        .into_iter()
+        .map(|mut r| {
+            let node = r.as_object_mut().unwrap().remove("node").unwrap();
+            r["domain_seq"] = domain_of(&node);
+            r
+        })
+        .collect();
+    assert_eq!(ensemble::store::query_indexes::build(&conn).await.unwrap(), 2);
 
     let dump = ensemble::dump::dump(&conn).await.unwrap();
     let events: Vec<Value> = dump
@@ -121,10 +165,15 @@ async fn converts(backend: Backend) {
         .map(|l| l["row"].clone())
         .collect();
     assert_eq!(events, rows, "every event survives the conversion unchanged");
-    let pending = ensemble::store::query_indexes::pending(&conn).await.unwrap();
-    assert!(pending.iter().all(|n| !n.starts_with("events_")), "{pending:?}");
     // The new indexes exist: creating one again fails.
-    assert!(conn.execute_unprepared("CREATE INDEX events_from ON events (tx_from)").await.is_err());
+    for name in ["events_from", "events_domain", "events_address"] {
+        let again = format!("CREATE INDEX {name} ON events (tx_from)");
+        assert!(conn.execute_unprepared(&again).await.is_err(), "{name} exists");
+    }
+    assert!(
+        conn.execute_unprepared("SELECT node FROM events").await.is_err(),
+        "migration 16 dropped events.node"
+    );
 }
 
 #[actix_rt::test]

@@ -175,10 +175,29 @@ async fn history(backend: Backend, chain_id: u64) {
     assert_eq!(node["from"], json!(alloy::hex::encode_prefixed(&sample.tx_from)));
     assert_eq!(node["data"], json!(alloy::hex::encode_prefixed(&sample.data)));
 
-    // Domain.events: the rows about the domain's node, in order, both directions.
+    // Every domain event names a domain that exists (0 only for the root node).
+    let seqs: std::collections::HashSet<i64> = entities::domain::Entity::find()
+        .all(&service.db)
+        .await
+        .unwrap()
+        .iter()
+        .map(|d| d.seq)
+        .collect();
+    for row in rows.iter().filter(|e| e.domain_seq.is_some_and(|s| s != event::NO_DOMAIN)) {
+        assert!(seqs.contains(&row.domain_seq.unwrap()), "domain of {}", event_id(row));
+    }
+
+    // Domain.events: the rows about the domain (by its number), in order, both directions.
     let name = "name005.eth";
-    let node = alloy::ens::namehash(name).to_vec();
-    let want = ordered(rows.iter().filter(|e| e.node.as_deref() == Some(&node)).cloned().collect());
+    let domain = entities::domain::Entity::find()
+        .filter(entities::domain::Column::Name.eq(name))
+        .one(&service.db)
+        .await
+        .unwrap()
+        .expect(name);
+    assert_eq!(domain.id.node(), alloy::ens::namehash(name).as_slice());
+    let subject = Some(domain.seq);
+    let want = ordered(rows.iter().filter(|e| e.domain_seq == subject).cloned().collect());
     assert!(want.len() >= 4, "{name} has registration events: {want:?}");
     let got = walk(
         &schema,
@@ -206,9 +225,7 @@ async fn history(backend: Backend, chain_id: u64) {
     let later = later["domain"]["events"]["edges"].as_array().unwrap();
     let expected_later = rows
         .iter()
-        .filter(|e| {
-            e.node.as_deref() == Some(&node) && e.timestamp > registered_at.parse::<i64>().unwrap()
-        })
+        .filter(|e| e.domain_seq == subject && e.timestamp > registered_at.parse::<i64>().unwrap())
         .count();
     assert_eq!(later.len(), expected_later, "events after registration");
 
@@ -216,7 +233,7 @@ async fn history(backend: Backend, chain_id: u64) {
     let resolver = format!("{:#x}", d.resolver);
     let want = ordered(
         rows.iter()
-            .filter(|e| e.address == d.resolver.to_vec() && e.node.is_none())
+            .filter(|e| e.address == d.resolver.to_vec() && e.domain_seq.is_none())
             .cloned()
             .collect(),
     );

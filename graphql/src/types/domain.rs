@@ -257,9 +257,7 @@ impl Domain {
         before: Option<String>,
     ) -> Result<EventConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        let subject = Condition::all()
-            .add(event::Column::ChainId.eq(self.0.chain_id))
-            .add(event::Column::Node.eq(self.0.id.node().to_vec()));
+        let subject = Condition::all().add(event::Column::DomainSeq.eq(self.0.seq));
         list_events(db, subject, filter, Paging { first, after, last, before }).await
     }
 

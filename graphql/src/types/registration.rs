@@ -98,7 +98,7 @@ async fn opening_event(
 ) -> Result<Option<Event>, Error> {
     let Some(domain) = domain_of(ctx, row).await? else { return Ok(None) };
     let loader = ctx.data::<DataLoader<OpeningEventLoader>>()?;
-    let key = (domain.chain_id, domain.node_hex(), row.block_number);
+    let key = (domain.seq, row.block_number);
     Ok(loader.load_one(key).await.map_err(loader_error)?.map(Event))
 }
 

@@ -121,7 +121,7 @@ impl Resolver {
         let subject = Condition::all()
             .add(event::Column::ChainId.eq(self.chain_id))
             .add(event::Column::Address.eq(super::event::hex_bytes(&self.address)))
-            .add(event::Column::Node.is_null());
+            .add(event::Column::DomainSeq.is_null());
         list_events(db, subject, filter, Paging { first, after, last, before }).await
     }
 
