@@ -24,8 +24,8 @@ pub struct Model {
     pub id: DomainKey,
     /// Creation number: unique, assigned when the domain is first indexed, in the order its
     /// chain created it, within its chain's range ([`seq_range`]). It breaks ties in every
-    /// domain listing: 8 bytes per index entry instead of the 56-byte id (on SQLite it is
-    /// the rowid itself, which every index entry holds anyway).
+    /// domain listing and names the domain in the event history: 8 bytes instead of the
+    /// 56-byte id.
     pub seq: i64,
     /// Chain the registry lives on (also in the id; kept as a column for filters by chain).
     pub chain_id: i64,

@@ -3,21 +3,20 @@
 //!
 //! Why: eleven listing indexes (globally, by parent and by owner, each in four orders) and
 //! the children index ended in the id, so each domain carried it twelve more times, about
-//! 670 bytes a domain. `seq` is 8 bytes where it is stored at all, and on SQLite it is not
-//! stored again: it becomes the table's `INTEGER PRIMARY KEY`, the rowid every index entry
-//! already ends in, so SQLite's listing indexes hold only their sort columns and still
-//! serve `ORDER BY …, seq`. An explicit rowid also stays put through `VACUUM` (an implicit
-//! one may be renumbered, which would have broken the name search's `rowid` references).
+//! 670 bytes a domain; `seq` is 8 bytes.
+//!
+//! On SQLite, `seq` was first made the table's `INTEGER PRIMARY KEY` (the rowid that every
+//! index entry ends in anyway, so the listings would not have stored it at all). That saved
+//! 10 more bytes per event, but domain flushes at 5M events took 85–95 s instead of 75 s
+//! (BENCHMARKS.md, ninth session). So `seq` is an ordinary column on both engines, with a
+//! unique index, and the table keeps its shape.
 //!
 //! Numbering: `chain_id << 32` plus the domain's rank in its chain by creation (block, then
-//! id), from 1; the indexer continues each chain's count from its highest `seq`.
+//! id), from 1. The indexer continues each chain's count from its highest `seq`.
 //!
-//! SQLite cannot make an existing column the rowid, so the table is copied into its new
-//! shape in one transaction and its indexes, triggers and name search are built again.
-//! PostgreSQL adds the column and a unique index on it. On both, a listing index set aside
-//! for a first backfill (migration 9) is recorded again in its new form instead of built,
-//! and the journal's prior images of domains get their row's `seq`, so a reorg after the
-//! upgrade restores rows whole.
+//! On both engines, a listing index set aside for a first backfill (migration 9) is recorded
+//! again in its new form instead of built. The journal's prior images of domains get their
+//! row's `seq`, so a reorg after the upgrade restores rows whole.
 
 use sea_orm_migration::{
     prelude::*,
@@ -31,7 +30,7 @@ use crate::m20261130_000011_domain_keys::key;
 pub(crate) struct Migration;
 
 /// The listing indexes: `(old name, new name, sort columns)`. The new index is the sort
-/// columns then `seq` (implicit on SQLite, where `seq` is the rowid).
+/// columns then `seq`.
 const LISTINGS: [(&str, &str, &str); 11] = [
     ("domains_name_id", "domains_name_seq", "name"),
     ("domains_depth_id", "domains_depth_seq", "depth"),
@@ -54,54 +53,9 @@ const CHILDREN: (&str, &str, &str) =
 const NUMBERING: &str =
     "(chain_id << 32) + row_number() OVER (PARTITION BY chain_id ORDER BY created_block, id)";
 
-/// The domains table in its new shape on SQLite: `seq` is the rowid, the id a unique key.
-/// The other columns are as migrations 1 to 14 left them.
-const SQLITE_TABLE: &str = "CREATE TABLE domains_seq (\
-    seq integer NOT NULL PRIMARY KEY, \
-    id text NOT NULL UNIQUE, \
-    chain_id integer NOT NULL, \
-    label_hash text NOT NULL, \
-    parent_id text NULL, \
-    owner text NULL, \
-    registry_owner text NULL, \
-    resolver text NULL, \
-    ttl integer NULL, \
-    name text NOT NULL, \
-    depth integer NOT NULL, \
-    migrated boolean NOT NULL DEFAULT FALSE, \
-    registration_count integer NOT NULL, \
-    created_block integer NOT NULL, \
-    created_at integer NOT NULL, \
-    registration_start integer NOT NULL DEFAULT 9223372036854775807, \
-    registration_expiry integer NOT NULL DEFAULT 9223372036854775807)";
-
-/// Columns copied as they are.
-const COLUMNS: &str = "id, chain_id, label_hash, parent_id, owner, registry_owner, resolver, \
-    ttl, name, depth, migrated, registration_count, created_block, created_at, \
-    registration_start, registration_expiry";
-
-/// What SQLite loses with the old table and gets back unchanged: the name search triggers
-/// (migration 7; the rowid they index is now `seq`) and the label index.
-const SQLITE_AGAIN: [&str; 4] = [
-    "CREATE INDEX domains_label_hash ON domains (label_hash)",
-    "CREATE TRIGGER domains_name_fts_insert AFTER INSERT ON domains BEGIN \
-       INSERT INTO domains_name_fts(rowid, name) VALUES (new.rowid, new.name); END",
-    "CREATE TRIGGER domains_name_fts_delete AFTER DELETE ON domains BEGIN \
-       INSERT INTO domains_name_fts(domains_name_fts, rowid, name) VALUES ('delete', old.rowid, old.name); END",
-    "CREATE TRIGGER domains_name_fts_update AFTER UPDATE OF name ON domains WHEN old.name IS NOT new.name BEGIN \
-       INSERT INTO domains_name_fts(domains_name_fts, rowid, name) VALUES ('delete', old.rowid, old.name); \
-       INSERT INTO domains_name_fts(rowid, name) VALUES (new.rowid, new.name); END",
-];
-
-/// The node lookup of migration 14.
-const DOMAINS_NODE: &str = "CREATE INDEX domains_node ON domains (substr(id, 25))";
-
-/// The `CREATE INDEX` of a listing on `backend`.
-fn definition(backend: DatabaseBackend, name: &str, columns: &str) -> String {
-    match backend {
-        DatabaseBackend::Postgres => format!("CREATE INDEX {name} ON domains ({columns}, seq)"),
-        _ => format!("CREATE INDEX {name} ON domains ({columns})"),
-    }
+/// The `CREATE INDEX` of a listing.
+fn definition(name: &str, columns: &str) -> String {
+    format!("CREATE INDEX {name} ON domains ({columns}, seq)")
 }
 
 /// `sql` with one bound value, in the placeholder style of `backend`.
@@ -141,39 +95,6 @@ pub(crate) async fn record_deferred(
     Ok(())
 }
 
-/// Copies `domains` into the shape of [`SQLITE_TABLE`] and builds what the copy lost,
-/// except the indexes migration 15 defines anew.
-async fn rebuild_sqlite(db: &SchemaManagerConnection<'_>) -> Result<(), DbErr> {
-    db.execute_unprepared(SQLITE_TABLE).await?;
-    db.execute_unprepared(&format!(
-        "INSERT INTO domains_seq (seq, {COLUMNS}) SELECT {NUMBERING}, {COLUMNS} FROM domains"
-    ))
-    .await?;
-    // Dropping the table drops its indexes and triggers; the name search's external content
-    // is found by name, so it reads the new table once it is renamed.
-    db.execute_unprepared("DROP TABLE domains").await?;
-    db.execute_unprepared("ALTER TABLE domains_seq RENAME TO domains").await?;
-    for sql in SQLITE_AGAIN {
-        db.execute_unprepared(sql).await?;
-    }
-    // Deferred or not, the node index went with the old table.
-    let node_deferred = db
-        .query_one_raw(bound(
-            DatabaseBackend::Sqlite,
-            "SELECT name FROM deferred_indexes WHERE name = ?",
-            "domains_node",
-        ))
-        .await?
-        .is_some();
-    if !node_deferred {
-        db.execute_unprepared(DOMAINS_NODE).await?;
-    }
-    // The rowids the name search referred to are gone: index the names again.
-    db.execute_unprepared("INSERT INTO domains_name_fts(domains_name_fts) VALUES ('rebuild')")
-        .await?;
-    Ok(())
-}
-
 // The trait is declared with an elided `SchemaManager` lifetime; see the first migration.
 #[allow(elided_lifetimes_in_paths)]
 #[async_trait::async_trait]
@@ -181,27 +102,29 @@ impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let db = manager.get_connection();
         let backend = manager.get_database_backend();
-        match backend {
-            DatabaseBackend::Postgres => {
-                db.execute_unprepared("ALTER TABLE domains ADD COLUMN seq bigint").await?;
-                db.execute_unprepared(&format!(
-                    "UPDATE domains SET seq = numbered.seq FROM \
-                     (SELECT id, {NUMBERING} AS seq FROM domains) AS numbered \
-                     WHERE domains.id = numbered.id"
-                ))
-                .await?;
-                db.execute_unprepared("ALTER TABLE domains ALTER COLUMN seq SET NOT NULL").await?;
-                db.execute_unprepared("CREATE UNIQUE INDEX domains_seq ON domains (seq)").await?;
-                for (old, _, _) in LISTINGS.iter().chain([&CHILDREN]) {
-                    db.execute_unprepared(&format!("DROP INDEX IF EXISTS {old}")).await?;
-                }
-            }
-            _ => rebuild_sqlite(db).await?,
+        // SQLite adds a NOT NULL column only with a default; every row gets its number next.
+        db.execute_unprepared(match backend {
+            DatabaseBackend::Postgres => "ALTER TABLE domains ADD COLUMN seq bigint",
+            _ => "ALTER TABLE domains ADD COLUMN seq bigint NOT NULL DEFAULT 0",
+        })
+        .await?;
+        db.execute_unprepared(&format!(
+            "UPDATE domains SET seq = numbered.seq FROM \
+             (SELECT id, {NUMBERING} AS seq FROM domains) AS numbered \
+             WHERE domains.id = numbered.id"
+        ))
+        .await?;
+        if backend == DatabaseBackend::Postgres {
+            db.execute_unprepared("ALTER TABLE domains ALTER COLUMN seq SET NOT NULL").await?;
+        }
+        db.execute_unprepared("CREATE UNIQUE INDEX domains_seq ON domains (seq)").await?;
+        for (old, _, _) in LISTINGS.iter().chain([&CHILDREN]) {
+            db.execute_unprepared(&format!("DROP INDEX IF EXISTS {old}")).await?;
         }
         let (_, children, columns) = CHILDREN;
-        db.execute_unprepared(&definition(backend, children, columns)).await?;
+        db.execute_unprepared(&definition(children, columns)).await?;
         for (old, new, columns) in LISTINGS {
-            let sql = definition(backend, new, columns);
+            let sql = definition(new, columns);
             if forget_deferred(db, old).await? {
                 record_deferred(db, new, &sql).await?;
             } else {
@@ -230,8 +153,8 @@ impl MigrationTrait for Migration {
         Ok(())
     }
 
-    /// One transaction on every engine: on SQLite the table is copied, and a crash between
-    /// dropping the old table and renaming the new one must not lose it.
+    /// One transaction on every engine: a crash leaves the listings either all on the id or
+    /// all on `seq`.
     fn use_transaction(&self) -> Option<bool> {
         Some(true)
     }

@@ -4,7 +4,7 @@
 //! A chain's numbers are its own range ([`domain::seq_range`]), so chains indexed side by side
 //! never contend for a counter and each numbers its domains the same whatever the order in
 //! which the chains run. A counter starts after the highest number of its chain in the
-//! database, read once through the primary key (SQLite) or `domains_seq` (PostgreSQL).
+//! database, read once through the unique index `domains_seq`.
 //! Numbers handed out for rows that are never committed (a failed flush, a rolled-back
 //! window) are skipped, not reused: a gap is harmless, a reused number would not be.
 

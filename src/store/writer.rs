@@ -130,8 +130,7 @@ where
 }
 
 /// Columns a domain row never changes after its creation (its identity, creation number and
-/// place in the tree), and `name` and `depth` when the row was not renamed. `seq` is the
-/// rowid on SQLite: setting it, even to itself, would move the row.
+/// place in the tree), and `name` and `depth` when the row was not renamed.
 const DOMAIN_FIXED: [domain::Column; 6] = [
     domain::Column::Seq,
     domain::Column::ChainId,
@@ -249,17 +248,8 @@ pub async fn write(
         }
     }
     timed_write::<label::Entity, _>(&txn, &changes.labels, Conflict::UPDATE_ALL, "label").await?;
-    let (mut renamed, mut kept): (Vec<&domain::Model>, Vec<&domain::Model>) =
+    let (renamed, kept): (Vec<&domain::Model>, Vec<&domain::Model>) =
         changes.domains.iter().partition(|d| changes.renamed_domains.contains(&d.id));
-    // The rows come in id order, the order of PostgreSQL's primary key. SQLite's domains
-    // table is a B-tree on `seq` (its rowid), far larger than its id index: in `seq` order
-    // the upserts walk the table from one end to the other and new rows append at its end
-    // (in id order they split pages all over its tail, and domain flushes took 45% longer
-    // at 5M events, BENCHMARKS.md).
-    if sea_orm::ConnectionTrait::get_database_backend(&txn) == sea_orm::DatabaseBackend::Sqlite {
-        renamed.sort_unstable_by_key(|d| d.seq);
-        kept.sort_unstable_by_key(|d| d.seq);
-    }
     let started = std::time::Instant::now();
     write_rows::<domain::Entity, _, _>(&txn, &renamed, Conflict::UpdateAllBut(&DOMAIN_FIXED))
         .await?;

@@ -230,10 +230,7 @@ async fn converts(backend: Backend) {
         .iter()
         .map(|r| (r.try_get("", "name").unwrap(), r.try_get("", "definition").unwrap()))
         .collect();
-    let owner_name = match backend {
-        Backend::Postgres => "CREATE INDEX domains_owner_name_seq ON domains (owner, name, seq)",
-        Backend::Sqlite => "CREATE INDEX domains_owner_name_seq ON domains (owner, name)",
-    };
+    let owner_name = "CREATE INDEX domains_owner_name_seq ON domains (owner, name, seq)";
     assert_eq!(deferred, vec![("domains_owner_name_seq".to_owned(), owner_name.to_owned())]);
     let built = ensemble::store::query_indexes::build(&conn).await.unwrap();
     assert_eq!(built, 1, "the recorded definition builds");
