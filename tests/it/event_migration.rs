@@ -174,6 +174,10 @@ async fn converts(backend: Backend) {
         conn.execute_unprepared("SELECT node FROM events").await.is_err(),
         "migration 16 dropped events.node"
     );
+    // The conversion's temporary node index is gone: its name is free again.
+    conn.execute_unprepared("CREATE INDEX events_conversion_domains_node ON domains (chain_id)")
+        .await
+        .expect("the temporary index was dropped");
 }
 
 #[actix_rt::test]
