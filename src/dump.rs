@@ -182,6 +182,14 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
         .map_err(err("dump"))?
     {
         let tx = transactions.get(&(e.chain_id, e.block_number, e.tx_index));
+        let malformed = |source| StoreError::MalformedEvent {
+            chain_id: e.chain_id,
+            block_number: e.block_number,
+            log_index: e.log_index,
+            source,
+        };
+        let topics = e.topics.unpack().map_err(malformed)?;
+        let data = e.data.unpack().map_err(malformed)?;
         line(
             "events",
             json!({
@@ -197,8 +205,8 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
                 "tx_to": tx.and_then(|t| t.to_address.as_ref()).map(hex),
                 "address": hex(&e.address),
                 "selector": event_selector::selector(e.selector).map(hex),
-                "topics": e.topics.chunks(32).map(hex).collect::<Vec<_>>().join(","),
-                "data": hex(&e.data),
+                "topics": topics.chunks(32).map(hex).collect::<Vec<_>>().join(","),
+                "data": hex(&data),
                 "domain_seq": e.domain_seq,
             }),
         );

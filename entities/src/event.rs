@@ -4,7 +4,8 @@
 //! replay after a crash rewrites the same rows and a reorg deletes everything from the fork up.
 //!
 //! The history is the largest table by far (one row per event), so it is stored compactly:
-//! hashes, addresses and log payloads are raw bytes, the selector is a small code
+//! hashes and addresses are raw bytes, log payloads are packed ABI words
+//! ([`crate::packed_words`]), the selector is a small code
 //! ([`crate::event_selector`]), and what a whole block or transaction shares (block hash,
 //! transaction hash and recipient) lives once in [`crate::event_block`] and
 //! [`crate::event_transaction`]. The sender stays here: account listings are an index range
@@ -16,6 +17,8 @@
 //! Resolver events leave it empty and are found by the resolver's `address`.
 
 use sea_orm::entity::prelude::*;
+
+use crate::packed_words::PackedWords;
 
 /// One applied event.
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
@@ -43,10 +46,10 @@ pub struct Model {
     pub address: Vec<u8>,
     /// topic0 as its [`crate::event_selector`] code.
     pub selector: i16,
-    /// The other topics, 32 bytes each, concatenated.
-    pub topics: Vec<u8>,
-    /// Log data.
-    pub data: Vec<u8>,
+    /// The other topics, 32 bytes each, concatenated and packed.
+    pub topics: PackedWords,
+    /// Log data, packed.
+    pub data: PackedWords,
     /// `seq` of the domain a registry, registrar or NameWrapper event is about, or
     /// [`NO_DOMAIN`] when no domain row stands for its node (the root); none for resolver
     /// events.

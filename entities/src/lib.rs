@@ -26,6 +26,7 @@ pub mod event_transaction;
 pub mod journal_entry;
 pub mod journal_window;
 pub mod label;
+pub mod packed_words;
 pub mod raw_hex;
 pub mod registration;
 pub mod renewal;

@@ -24,6 +24,7 @@ mod m20261130_000013_bytewise_keys;
 mod m20261130_000014_raw_domain_columns;
 mod m20261130_000015_domain_seq;
 mod m20261130_000016_event_domains;
+mod m20261201_000017_packed_event_words;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -49,6 +50,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000014_raw_domain_columns::Migration),
             Box::new(m20261130_000015_domain_seq::Migration),
             Box::new(m20261130_000016_event_domains::Migration),
+            Box::new(m20261201_000017_packed_event_words::Migration),
         ]
     }
 }

@@ -5,7 +5,7 @@
 //! emitted them.
 
 use alloy::primitives::B256;
-use entities::{event, event_block, event_selector, event_transaction};
+use entities::{event, event_block, event_selector, event_transaction, packed_words::PackedWords};
 
 use super::{DecodedEvent, EnsEvent, HandlerError, IndexContext, name::child_node};
 use crate::store::HistoryRows;
@@ -62,8 +62,8 @@ pub fn history_rows(
             tx_from: meta.tx_from.to_vec(),
             address: meta.address.to_vec(),
             selector,
-            topics: topics.iter().skip(1).flat_map(|t| t.0).collect(),
-            data: meta.log.data.to_vec(),
+            topics: PackedWords::pack_words(topics.iter().skip(1).map(|t| &t.0)),
+            data: PackedWords::pack(&meta.log.data),
             domain_seq: None,
         },
         subject: subject_node(ctx, &decoded.event).map(|node| ctx.domain_id(node)),
@@ -134,8 +134,8 @@ mod tests {
         assert_eq!(event_selector::selector(row.selector), Some(&topic0.0));
         let mut topics = vec![2u8; 32];
         topics.extend([3u8; 32]);
-        assert_eq!(row.topics, topics);
-        assert_eq!(row.data, vec![0xde, 0xad]);
+        assert_eq!(row.topics.unpack().unwrap(), topics);
+        assert_eq!(row.data.unpack().unwrap(), vec![0xde, 0xad]);
         assert_eq!(row.tx_from, vec![0xbb; 20]);
         assert_eq!((row.block_number, row.log_index, row.tx_index), (7, 4, 3));
         assert_eq!(rows.block.hash, vec![9; 32]);

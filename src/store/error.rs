@@ -44,6 +44,19 @@ pub enum StoreError {
         /// Chain.
         chain_id: u64,
     },
+    /// A stored event's topics or data do not unpack (a hand-edited or damaged row).
+    #[error("event {chain_id}-{block_number}-{log_index}: {source}")]
+    MalformedEvent {
+        /// Chain.
+        chain_id: i64,
+        /// Block.
+        block_number: i64,
+        /// Log index.
+        log_index: i32,
+        /// What is wrong with the stored bytes.
+        #[source]
+        source: entities::packed_words::MalformedPacking,
+    },
     /// The database URL is not one Ensemble can use.
     #[error("unsupported database url {0:?}: use sqlite://<file>?mode=rwc or postgres://...")]
     UnsupportedUrl(String),
@@ -65,6 +78,7 @@ impl StoreError {
             Self::UnsupportedUrl(_)
             | Self::UnsupportedColumn { .. }
             | Self::Journal(_)
+            | Self::MalformedEvent { .. }
             | Self::ReorgBeyondJournal { .. }
             | Self::DomainSeqExhausted { .. } => false,
         }

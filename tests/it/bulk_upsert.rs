@@ -13,6 +13,7 @@ use ensemble::store::{
 use entities::{
     domain::{self, DomainKey, RawAddress, RawHash},
     event, label,
+    packed_words::PackedWords,
 };
 use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder};
 
@@ -58,8 +59,8 @@ fn history(log_index: i32, domain_seq: Option<i64>) -> event::Model {
         tx_from: vec![0x33; 20],
         address: vec![0x44; 20],
         selector: -2,
-        topics: (0..=255).collect(),
-        data: Vec::new(),
+        topics: PackedWords::pack(&(0..=255).collect::<Vec<u8>>()),
+        data: PackedWords::default(),
         domain_seq,
     }
 }

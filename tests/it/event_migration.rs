@@ -3,7 +3,9 @@
 //! as hex) shows exactly the rows that were there, on both engines. Migration 16 then names
 //! each domain event's domain by its number instead of its node (0 where no domain row
 //! stands for the node), also while the node index and the domain events' index are set
-//! aside for a first backfill.
+//! aside for a first backfill. Migration 17 packs topics and data word by word (zero words,
+//! padded addresses, a string's trailing zeros, a partial final word), and the dump, which
+//! unpacks them, still shows every byte.
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{ConnectionTrait, Database};
@@ -19,6 +21,8 @@ fn old_rows() -> Vec<Value> {
     let new_owner = "0xce0457fe73731f824cc272376169235128c118b49d344817417c6d108d155e82";
     let transfer_batch = "0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb";
     let addr_changed = "0x52d7d861f09ab3d26239d492e8968629f95e9e318cf0b73bfddc441522a15fd2";
+    // A string's length word and its content, which ends in zeros; then a zero word.
+    let string_word = format!("0x{:064x}{}{}{}", 3, "657468", "00".repeat(29), "00".repeat(32));
     let row = |block: i64,
                log: i32,
                seq: i32,
@@ -48,7 +52,7 @@ fn old_rows() -> Vec<Value> {
             &a(3).replace("0x", "0x000000000000000000000000"),
             Some(h(7)),
         ),
-        row(5, 1, 0, 0, Some(a(0x22)), addr_changed, h(7), "0x", None),
+        row(5, 1, 0, 0, Some(a(0x22)), addr_changed, h(7), &string_word, None),
         row(
             6,
             3,
@@ -188,4 +192,83 @@ async fn event_history_converts_on_sqlite() {
 #[actix_rt::test]
 async fn event_history_converts_on_postgres() {
     converts(Backend::Postgres).await;
+}
+
+/// Unpacked topics and data of the `i`-th row of [`packs_in_batches`]: a hash-like and an
+/// address topic; a small number, a short string and sometimes a partial final word.
+fn raw_words(i: u32) -> (Vec<u8>, Vec<u8>) {
+    let mut hash = [0x5a_u8; 32];
+    hash[..4].copy_from_slice(&i.to_be_bytes());
+    let mut address = [0_u8; 32];
+    address[12..16].copy_from_slice(&i.to_le_bytes());
+    let mut number = [0_u8; 32];
+    number[28..].copy_from_slice(&i.to_be_bytes());
+    let mut string = [0_u8; 32];
+    string[..3].copy_from_slice(b"eth");
+    let mut data = [number, string].concat();
+    if i.is_multiple_of(3) {
+        data.extend([0xde, 0xad]);
+    }
+    ([hash, address].concat(), data)
+}
+
+/// Migration 17 converts a history larger than its batch: every row, once, on both engines.
+async fn packs_in_batches(backend: Backend) {
+    use entities::{event, packed_words::PackedWords};
+    use sea_orm::{EntityTrait, QueryOrder};
+
+    const ROWS: u32 = 4_500;
+    let db = TestDb::new(backend).await;
+    let conn = Database::connect(&db.url).await.unwrap();
+    Migrator::up(&conn, Some(16)).await.unwrap();
+    let old: Vec<event::ActiveModel> = (0..ROWS)
+        .map(|i| {
+            let (topics, data) = raw_words(i);
+            event::ActiveModel::from(event::Model {
+                chain_id: 1 + i64::from(i % 2),
+                block_number: i64::from(i / 4),
+                log_index: (i % 4) as i32,
+                seq: 0,
+                timestamp: 1_700_000_000,
+                tx_index: 0,
+                tx_from: vec![0xf0; 20],
+                address: vec![0x11; 20],
+                selector: 0,
+                // The unpacked bytes, as the schema before migration 17 stored them.
+                topics: PackedWords::from_stored(topics),
+                data: PackedWords::from_stored(data),
+                domain_seq: None,
+            })
+        })
+        .collect();
+    for chunk in old.chunks(500) {
+        event::Entity::insert_many(chunk.to_vec()).exec(&conn).await.unwrap();
+    }
+
+    Migrator::up(&conn, None).await.unwrap();
+
+    let rows = event::Entity::find()
+        .order_by_asc(event::Column::BlockNumber)
+        .order_by_asc(event::Column::LogIndex)
+        .all(&conn)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), ROWS as usize);
+    for row in rows {
+        let i = (row.block_number * 4 + i64::from(row.log_index)) as u32;
+        let (topics, data) = raw_words(i);
+        assert_eq!(row.topics.unpack().unwrap(), topics, "row {i} topics");
+        assert_eq!(row.data.unpack().unwrap(), data, "row {i} data");
+        assert!(row.topics.as_bytes().len() < topics.len(), "row {i} is packed");
+    }
+}
+
+#[actix_rt::test]
+async fn packing_converts_every_batch_on_sqlite() {
+    packs_in_batches(Backend::Sqlite).await;
+}
+
+#[actix_rt::test]
+async fn packing_converts_every_batch_on_postgres() {
+    packs_in_batches(Backend::Postgres).await;
 }

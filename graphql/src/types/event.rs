@@ -10,7 +10,7 @@
 
 use alloy::hex::encode_prefixed as hex;
 use async_graphql::{Context, Error, InputObject, Object, OneofObject, dataloader::DataLoader};
-use entities::{event, event_selector};
+use entities::{event, event_selector, packed_words::PackedWords};
 use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
 
 use crate::{
@@ -109,22 +109,33 @@ impl Event {
     }
 
     /// The log's topics, topic0 (the selector) first.
-    async fn topics(&self) -> Vec<Hex> {
-        event_selector::selector(self.0.selector)
+    async fn topics(&self) -> Result<Vec<Hex>, Error> {
+        let topics = self.unpacked(&self.0.topics)?;
+        Ok(event_selector::selector(self.0.selector)
             .map(|s| s.as_slice())
             .into_iter()
-            .chain(self.0.topics.chunks(32))
+            .chain(topics.chunks(32))
             .map(|t| Hex(hex(t)))
-            .collect()
+            .collect())
     }
 
     /// The log's data.
-    async fn data(&self) -> Hex {
-        Hex(hex(&self.0.data))
+    async fn data(&self) -> Result<Hex, Error> {
+        Ok(Hex(hex(self.unpacked(&self.0.data)?)))
     }
 }
 
 impl Event {
+    /// Stored topics or data as the log held them; a damaged row is an internal error that
+    /// names the event, not a wrong answer.
+    fn unpacked(&self, packed: &PackedWords) -> Result<Vec<u8>, Error> {
+        packed.unpack().map_err(|e| {
+            let e0 = &self.0;
+            let id = format!("{}-{}-{}", e0.chain_id, e0.block_number, e0.log_index);
+            coded(code::INTERNAL, format!("stored event {id}: {e}"))
+        })
+    }
+
     /// The event's transaction row, loaded with the page's others.
     async fn transaction(
         &self,
