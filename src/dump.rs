@@ -201,7 +201,7 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
                 "block_hash": blocks.get(&(e.chain_id, e.block_number)).map(hex),
                 "tx_hash": tx.map(|t| hex(&t.hash)),
                 "tx_index": e.tx_index,
-                "tx_from": hex(&e.tx_from),
+                "tx_from": tx.map(|t| hex(&t.tx_from)),
                 "tx_to": tx.and_then(|t| t.to_address.as_ref()).map(hex),
                 "address": hex(&e.address),
                 "selector": event_selector::selector(e.selector).map(hex),

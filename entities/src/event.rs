@@ -7,9 +7,8 @@
 //! hashes and addresses are raw bytes, log payloads are packed ABI words
 //! ([`crate::packed_words`]), the selector is a small code
 //! ([`crate::event_selector`]), and what a whole block or transaction shares (block hash,
-//! transaction hash and recipient) lives once in [`crate::event_block`] and
-//! [`crate::event_transaction`]. The sender stays here: account listings are an index range
-//! over it.
+//! transaction hash, sender and recipient) lives once in [`crate::event_block`] and
+//! [`crate::event_transaction`] (account listings walk the sender's index there).
 //!
 //! Who an event is about: registry, registrar and NameWrapper events name their domain by its
 //! creation number (`domain_seq`, see [`crate::domain`]): 8 bytes instead of the 32-byte node,
@@ -40,8 +39,6 @@ pub struct Model {
     pub timestamp: i64,
     /// Index of the transaction in the block.
     pub tx_index: i32,
-    /// Sender of the transaction, 20 bytes.
-    pub tx_from: Vec<u8>,
     /// Contract that emitted the log, 20 bytes.
     pub address: Vec<u8>,
     /// topic0 as its [`crate::event_selector`] code.

@@ -1,6 +1,9 @@
-//! `event_transactions`: hash and recipient of every transaction that emitted a recorded
-//! event, once per transaction rather than once per event (its sender stays on each event,
-//! where account listings index it). Append-only; a reorg deletes from the fork up.
+//! `event_transactions`: hash, sender and recipient of every transaction that emitted a
+//! recorded event, once per transaction rather than once per event. Account listings index
+//! the sender here, with the block time, and reach the events through the transaction's
+//! coordinates: a transaction emits about three recorded events, so the sender and its
+//! index take a third of the room they took on every event. Append-only; a reorg deletes
+//! from the fork up.
 
 use sea_orm::entity::prelude::*;
 
@@ -21,6 +24,10 @@ pub struct Model {
     pub hash: Vec<u8>,
     /// Recipient, 20 bytes; none for a contract creation.
     pub to_address: Option<Vec<u8>>,
+    /// Sender, 20 bytes.
+    pub tx_from: Vec<u8>,
+    /// Block timestamp, seconds: account listings order by it, as every event listing does.
+    pub timestamp: i64,
 }
 
 /// No relations.

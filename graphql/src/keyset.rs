@@ -9,8 +9,9 @@
 use async_graphql::{Error, OutputType, SimpleObject};
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use sea_orm::{
-    ColumnTrait, Condition, DatabaseConnection, EntityTrait, Order, PaginatorTrait, QueryFilter,
+    Condition, DatabaseConnection, EntityTrait, IntoSimpleExpr, Order, PaginatorTrait, QueryFilter,
     QueryOrder, QuerySelect, Select,
+    sea_query::{Expr, ExprTrait},
 };
 use serde::{Deserialize, Serialize};
 
@@ -49,8 +50,9 @@ struct KeyCursor {
 pub struct Keyset<E: EntityTrait> {
     /// Name of the listing, bound into its cursors.
     pub of: &'static str,
-    /// Key columns; together they are unique.
-    pub columns: Vec<E::Column>,
+    /// Key columns; together they are unique. They may belong to a joined table (an
+    /// account's events are ordered by their transactions' index), so they are expressions.
+    pub columns: Vec<Expr>,
     /// The key of a row, one part per column.
     pub key: fn(&E::Model) -> Vec<KeyPart>,
 }
@@ -101,6 +103,11 @@ pub struct Edge<T: OutputType> {
     pub node: T,
 }
 
+/// Key columns of one table, for [`Keyset::columns`].
+pub fn key_columns<C: IntoSimpleExpr>(columns: impl IntoIterator<Item = C>) -> Vec<Expr> {
+    columns.into_iter().map(IntoSimpleExpr::into_simple_expr).collect()
+}
+
 impl<E: EntityTrait> Keyset<E> {
     fn encode(&self, row: &E::Model) -> String {
         let cursor = KeyCursor { of: self.of.to_owned(), key: (self.key)(row) };
@@ -124,10 +131,10 @@ impl<E: EntityTrait> Keyset<E> {
         for i in 0..self.columns.len() {
             let mut all = Condition::all();
             for (col, part) in self.columns.iter().zip(&key).take(i) {
-                all = all.add(col.eq(sea_orm::Value::from(part.clone())));
+                all = all.add(col.clone().eq(sea_orm::Value::from(part.clone())));
             }
             let value = sea_orm::Value::from(key[i].clone());
-            let col = self.columns[i];
+            let col = self.columns[i].clone();
             all = all.add(if ascending { col.gt(value) } else { col.lt(value) });
             any = any.add(all);
         }
@@ -157,7 +164,7 @@ impl<E: EntityTrait> Keyset<E> {
         }
         let order = if backward { Order::Desc } else { Order::Asc };
         for col in &self.columns {
-            query = query.order_by(*col, order.clone());
+            query = query.order_by(col.clone(), order.clone());
         }
         let query = query.limit(size + 1);
         let mut rows = crate::schema_retry::retry_schema_change(|| query.clone().all(db))

@@ -25,6 +25,7 @@ mod m20261130_000014_raw_domain_columns;
 mod m20261130_000015_domain_seq;
 mod m20261130_000016_event_domains;
 mod m20261201_000017_packed_event_words;
+mod m20261201_000018_transaction_senders;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -51,6 +52,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000015_domain_seq::Migration),
             Box::new(m20261130_000016_event_domains::Migration),
             Box::new(m20261201_000017_packed_event_words::Migration),
+            Box::new(m20261201_000018_transaction_senders::Migration),
         ]
     }
 }

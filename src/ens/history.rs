@@ -59,7 +59,6 @@ pub fn history_rows(
             seq,
             timestamp: meta.timestamp as i64,
             tx_index,
-            tx_from: meta.tx_from.to_vec(),
             address: meta.address.to_vec(),
             selector,
             topics: PackedWords::pack_words(topics.iter().skip(1).map(|t| &t.0)),
@@ -74,6 +73,8 @@ pub fn history_rows(
             tx_index,
             hash: meta.tx_hash.to_vec(),
             to_address: meta.tx_to.map(|a| a.to_vec()),
+            tx_from: meta.tx_from.to_vec(),
+            timestamp: meta.timestamp as i64,
         },
     })
 }
@@ -136,7 +137,8 @@ mod tests {
         topics.extend([3u8; 32]);
         assert_eq!(row.topics.unpack().unwrap(), topics);
         assert_eq!(row.data.unpack().unwrap(), vec![0xde, 0xad]);
-        assert_eq!(row.tx_from, vec![0xbb; 20]);
+        assert_eq!(rows.transaction.tx_from, vec![0xbb; 20]);
+        assert_eq!(rows.transaction.timestamp, 1_700_000_000);
         assert_eq!((row.block_number, row.log_index, row.tx_index), (7, 4, 3));
         assert_eq!(rows.block.hash, vec![9; 32]);
         assert_eq!(

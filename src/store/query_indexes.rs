@@ -40,7 +40,7 @@ pub const DEFERRABLE: &[&str] = &[
     "domains_name_trgm",
     "events_domain",
     "events_address",
-    "events_from",
+    "event_transactions_from",
     "resolver_addresses_address",
     "resolver_records_node",
 ];

@@ -170,14 +170,14 @@ async fn converts(backend: Backend) {
         .collect();
     assert_eq!(events, rows, "every event survives the conversion unchanged");
     // The new indexes exist: creating one again fails.
-    for name in ["events_from", "events_domain", "events_address"] {
-        let again = format!("CREATE INDEX {name} ON events (tx_from)");
+    for name in ["event_transactions_from", "events_domain", "events_address"] {
+        let again = format!("CREATE INDEX {name} ON events (chain_id)");
         assert!(conn.execute_unprepared(&again).await.is_err(), "{name} exists");
     }
-    assert!(
-        conn.execute_unprepared("SELECT node FROM events").await.is_err(),
-        "migration 16 dropped events.node"
-    );
+    for column in ["node", "tx_from"] {
+        let select = format!("SELECT {column} FROM events");
+        assert!(conn.execute_unprepared(&select).await.is_err(), "events.{column} is gone");
+    }
     // The conversion's temporary node index is gone: its name is free again.
     conn.execute_unprepared("CREATE INDEX events_conversion_domains_node ON domains (chain_id)")
         .await
@@ -214,36 +214,43 @@ fn raw_words(i: u32) -> (Vec<u8>, Vec<u8>) {
 
 /// Migration 17 converts a history larger than its batch: every row, once, on both engines.
 async fn packs_in_batches(backend: Backend) {
-    use entities::{event, packed_words::PackedWords};
-    use sea_orm::{EntityTrait, QueryOrder};
+    use entities::event;
+    use sea_orm::{EntityTrait, QueryOrder, TransactionTrait};
 
     const ROWS: u32 = 4_500;
     let db = TestDb::new(backend).await;
     let conn = Database::connect(&db.url).await.unwrap();
     Migrator::up(&conn, Some(16)).await.unwrap();
-    let old: Vec<event::ActiveModel> = (0..ROWS)
-        .map(|i| {
-            let (topics, data) = raw_words(i);
-            event::ActiveModel::from(event::Model {
-                chain_id: 1 + i64::from(i % 2),
-                block_number: i64::from(i / 4),
-                log_index: (i % 4) as i32,
-                seq: 0,
-                timestamp: 1_700_000_000,
-                tx_index: 0,
-                tx_from: vec![0xf0; 20],
-                address: vec![0x11; 20],
-                selector: 0,
-                // The unpacked bytes, as the schema before migration 17 stored them.
-                topics: PackedWords::from_stored(topics),
-                data: PackedWords::from_stored(data),
-                domain_seq: None,
-            })
-        })
-        .collect();
-    for chunk in old.chunks(500) {
-        event::Entity::insert_many(chunk.to_vec()).exec(&conn).await.unwrap();
+    // The columns as migration 16 left them, the sender still on the event.
+    let backend = conn.get_database_backend();
+    let insert = match backend {
+        sea_orm::DatabaseBackend::Postgres => {
+            "INSERT INTO events (chain_id, block_number, log_index, seq, timestamp, tx_index, \
+             tx_from, address, selector, topics, data) \
+             VALUES ($1, $2, $3, 0, 1700000000, 0, $4, $4, 0, $5, $6)"
+        }
+        _ => {
+            "INSERT INTO events (chain_id, block_number, log_index, seq, timestamp, tx_index, \
+             tx_from, address, selector, topics, data) \
+             VALUES (?1, ?2, ?3, 0, 1700000000, 0, ?4, ?4, 0, ?5, ?6)"
+        }
+    };
+    let txn = conn.begin().await.unwrap();
+    for i in 0..ROWS {
+        let (topics, data) = raw_words(i);
+        let values: [sea_orm::Value; 6] = [
+            (1 + i64::from(i % 2)).into(),
+            i64::from(i / 4).into(),
+            ((i % 4) as i32).into(),
+            vec![0xf0_u8; 20].into(),
+            topics.into(),
+            data.into(),
+        ];
+        txn.execute_raw(sea_orm::Statement::from_sql_and_values(backend, insert, values))
+            .await
+            .unwrap();
     }
+    txn.commit().await.unwrap();
 
     Migrator::up(&conn, None).await.unwrap();
 

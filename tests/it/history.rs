@@ -129,7 +129,8 @@ async fn history(backend: Backend, chain_id: u64) {
             slot.insert(provider.get_transaction_receipt(hash).await.unwrap().unwrap());
         }
         let receipt = &receipts[&hash];
-        assert_eq!(receipt.from.to_vec(), row.tx_from, "sender of {}", event_id(row));
+        assert_eq!(receipt.from.to_vec(), tx.tx_from, "sender of {}", event_id(row));
+        assert_eq!(tx.timestamp, row.timestamp, "block time of {}'s transaction", event_id(row));
         assert_eq!(receipt.to.map(|a| a.to_vec()), tx.to_address, "recipient of {}", event_id(row));
         assert_eq!(receipt.transaction_index, Some(row.tx_index as u64));
         assert_eq!(
@@ -158,7 +159,7 @@ async fn history(backend: Backend, chain_id: u64) {
     let id = event_id(sample);
     let node_query = format!(
         "{{ account(by: {{address: \"{}\"}}) {{ events(where: {{timestamp: {{gte: \"{ts}\", lte: \"{ts}\"}}}}, first: 1000) {{ edges {{ node {{ id blockHash transactionHash to from data }} }} }} }} }}",
-        alloy::hex::encode_prefixed(&sample.tx_from),
+        alloy::hex::encode_prefixed(&tx.tx_from),
         ts = sample.timestamp
     );
     let data = gql(&schema, &node_query).await;
@@ -175,7 +176,7 @@ async fn history(backend: Backend, chain_id: u64) {
     );
     assert_eq!(node["transactionHash"], json!(alloy::hex::encode_prefixed(&tx.hash)));
     assert_eq!(node["to"], json!(tx.to_address.as_ref().map(alloy::hex::encode_prefixed)));
-    assert_eq!(node["from"], json!(alloy::hex::encode_prefixed(&sample.tx_from)));
+    assert_eq!(node["from"], json!(alloy::hex::encode_prefixed(&tx.tx_from)));
     assert_eq!(node["data"], json!(alloy::hex::encode_prefixed(sample.data.unpack().unwrap())));
 
     // Every domain event names a domain that exists (0 only for the root node).
@@ -252,7 +253,13 @@ async fn history(backend: Backend, chain_id: u64) {
     // Account.events: everything the account sent; `from` narrows to it as well.
     let account = format!("{:#x}", driver.accounts[1]);
     let want = ordered(
-        rows.iter().filter(|e| e.tx_from == driver.accounts[1].to_vec()).cloned().collect(),
+        rows.iter()
+            .filter(|e| {
+                let tx = &transactions[&(e.chain_id, e.block_number, e.tx_index)];
+                tx.tx_from == driver.accounts[1].to_vec()
+            })
+            .cloned()
+            .collect(),
     );
     assert!(!want.is_empty());
     let got = walk(

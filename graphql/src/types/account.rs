@@ -3,17 +3,17 @@
 use std::collections::HashMap;
 
 use async_graphql::{Context, Error, InputObject, Object};
-use entities::{event, resolver_address, resolver_record};
-use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
+use entities::{resolver_address, resolver_record};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use super::{
     NameReference,
-    event::{AccountEventsWhereInput, EventConnection, list_events},
+    event::{AccountEventsWhereInput, EventConnection, list_account_events},
 };
 use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
     error::internal,
-    keyset::{KeyPart, Keyset, Page, keyset_connection},
+    keyset::{KeyPart, Keyset, Page, key_columns, keyset_connection},
     query::{DomainsNameFilter, EnsProtocolVersion, with_name, with_version},
     scalars::{Address, CoinType},
 };
@@ -73,9 +73,8 @@ impl Account {
     ) -> Result<EventConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
         let sender = super::event::hex_bytes(&self.0);
-        let subject = Condition::all().add(event::Column::TxFrom.eq(sender));
         let paging = Paging { first, after, last, before };
-        list_events(db, subject, filter.map(Into::into), paging).await
+        list_account_events(db, sender, filter.map(Into::into), paging).await
     }
 
     /// Address records that point at this account (names resolving to it), by record.
@@ -97,7 +96,10 @@ impl Account {
         }
         let keyset = Keyset::<resolver_address::Entity> {
             of: "nameReferences",
-            columns: vec![resolver_address::Column::RecordId, resolver_address::Column::CoinType],
+            columns: key_columns([
+                resolver_address::Column::RecordId,
+                resolver_address::Column::CoinType,
+            ]),
             key: |a| vec![KeyPart::Text(a.record_id.clone()), KeyPart::Int(a.coin_type)],
         };
         let paging = Paging { first, after, last, before };

@@ -10,13 +10,16 @@
 
 use alloy::hex::encode_prefixed as hex;
 use async_graphql::{Context, Error, InputObject, Object, OneofObject, dataloader::DataLoader};
-use entities::{event, event_selector, packed_words::PackedWords};
-use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
+use entities::{event, event_selector, event_transaction, packed_words::PackedWords};
+use sea_orm::{
+    ColumnTrait, Condition, DatabaseConnection, EntityTrait, JoinType, QueryFilter, QuerySelect,
+    sea_query::{Expr, ExprTrait, Query},
+};
 
 use crate::{
     connection::Paging,
     error::{code, coded},
-    keyset::{KeyPart, Keyset, keyset_connection},
+    keyset::{KeyPart, Keyset, key_columns, keyset_connection},
     loaders::{EventBlockLoader, EventTransactionLoader, loader_error},
     name::{parse_address, parse_node},
     scalars::{Address, BigInt, ChainId, Hex},
@@ -83,8 +86,8 @@ impl Event {
     }
 
     /// Sender of the transaction.
-    async fn from(&self) -> Address {
-        Address(hex(&self.0.tx_from))
+    async fn from(&self, ctx: &Context<'_>) -> Result<Address, Error> {
+        self.tx_sender(ctx).await
     }
 
     /// Recipient of the transaction; null for a contract creation.
@@ -94,8 +97,8 @@ impl Event {
     }
 
     /// Who acted: the transaction's sender (no account abstraction is interpreted).
-    async fn sender(&self) -> Address {
-        Address(hex(&self.0.tx_from))
+    async fn sender(&self, ctx: &Context<'_>) -> Result<Address, Error> {
+        self.tx_sender(ctx).await
     }
 
     /// Contract that emitted the log.
@@ -134,6 +137,16 @@ impl Event {
             let id = format!("{}-{}-{}", e0.chain_id, e0.block_number, e0.log_index);
             coded(code::INTERNAL, format!("stored event {id}: {e}"))
         })
+    }
+
+    /// The sender, from the event's transaction row; every recorded event has one.
+    async fn tx_sender(&self, ctx: &Context<'_>) -> Result<Address, Error> {
+        let tx = self.transaction(ctx).await?.ok_or_else(|| {
+            let e = &self.0;
+            let id = format!("{}-{}-{}", e.chain_id, e.block_number, e.log_index);
+            coded(code::INTERNAL, format!("stored event {id} has no transaction row"))
+        })?;
+        Ok(Address(hex(tx.tx_from)))
     }
 
     /// The event's transaction row, loaded with the page's others.
@@ -227,12 +240,35 @@ fn address_bytes(text: &str) -> Result<Vec<u8>, Error> {
     parse_address(text).map(|a| hex_bytes(&a))
 }
 
+/// Events whose transaction was sent by one of the filter's addresses: the sender lives on
+/// the transaction row, which the event's coordinates find by primary key.
 fn address_condition(filter: AddressFilter) -> Result<Condition, Error> {
-    let col = event::Column::TxFrom;
-    Ok(match filter {
-        AddressFilter::Eq(a) => Condition::all().add(col.eq(address_bytes(&a.0)?)),
-        AddressFilter::In(list_) => Condition::all().add(col.is_in(list(list_, address_bytes)?)),
-    })
+    let senders = match filter {
+        AddressFilter::Eq(a) => vec![address_bytes(&a.0)?],
+        AddressFilter::In(list_) => list(list_, address_bytes)?,
+    };
+    let tx = |c: event_transaction::Column| Expr::col((TxAlias, c));
+    let same = |c: event_transaction::Column, e: event::Column| tx(c).equals((event::Entity, e));
+    let sent = Query::select()
+        .expr(Expr::val(1))
+        .from_as(event_transaction::Entity, TxAlias)
+        .and_where(same(event_transaction::Column::ChainId, event::Column::ChainId))
+        .and_where(same(event_transaction::Column::BlockNumber, event::Column::BlockNumber))
+        .and_where(same(event_transaction::Column::TxIndex, event::Column::TxIndex))
+        .and_where(tx(event_transaction::Column::TxFrom).is_in(senders))
+        .to_owned();
+    Ok(Condition::all().add(Expr::exists(sent)))
+}
+
+/// The alias of the sender filter's transaction table, distinct from the one an account
+/// listing joins.
+#[derive(Clone, Copy, Debug)]
+struct TxAlias;
+
+impl sea_orm::sea_query::Iden for TxAlias {
+    fn unquoted(&self) -> &str {
+        "sender_tx"
+    }
 }
 
 /// The stored code of a selector filter value; a well-formed selector the indexer never
@@ -335,15 +371,61 @@ pub async fn list_events(
     }
     let keyset = Keyset::<event::Entity> {
         of: "events",
-        columns: vec![
+        columns: key_columns([
             event::Column::Timestamp,
             event::Column::ChainId,
             event::Column::BlockNumber,
             event::Column::LogIndex,
             event::Column::Seq,
-        ],
+        ]),
         key,
     };
+    let page = keyset.page(db, select.clone(), &paging).await?.map(Event);
+    Ok(EventConnection { page, select })
+}
+
+/// The key of an event in an account listing: its transaction's place, then its own.
+fn account_key(e: &event::Model) -> Vec<KeyPart> {
+    vec![
+        KeyPart::Int(e.timestamp),
+        KeyPart::Int(e.chain_id),
+        KeyPart::Int(e.block_number),
+        KeyPart::Int(i64::from(e.tx_index)),
+        KeyPart::Int(i64::from(e.log_index)),
+        KeyPart::Int(i64::from(e.seq)),
+    ]
+}
+
+/// One page of the events of transactions `sender` sent, matching `filter`.
+///
+/// The listing walks the sender's transactions in the order of their index
+/// (`event_transactions_from`) and joins each one's events. Logs in a block are numbered in
+/// transaction order, so `(timestamp, chain, block, transaction, log)` is the same order as
+/// every other event listing's `(timestamp, chain, block, log)`.
+pub async fn list_account_events(
+    db: &DatabaseConnection,
+    sender: Vec<u8>,
+    filter: Option<EventsWhereInput>,
+    paging: Paging,
+) -> Result<EventConnection, Error> {
+    use event_transaction::Column as Tx;
+    let transaction = event::Entity::belongs_to(event_transaction::Entity)
+        .from((event::Column::ChainId, event::Column::BlockNumber, event::Column::TxIndex))
+        .to((Tx::ChainId, Tx::BlockNumber, Tx::TxIndex))
+        .into();
+    let mut select =
+        event::Entity::find().join(JoinType::InnerJoin, transaction).filter(Tx::TxFrom.eq(sender));
+    if let Some(filter) = filter {
+        // The time range bounds the walk of the sender's index, not only the events.
+        if let Some(range) = &filter.timestamp {
+            let (low, high) = range.range()?;
+            select = select.filter(Tx::Timestamp.between(low, high));
+        }
+        select = select.filter(filter.condition()?);
+    }
+    let mut columns = key_columns([Tx::Timestamp, Tx::ChainId, Tx::BlockNumber, Tx::TxIndex]);
+    columns.extend(key_columns([event::Column::LogIndex, event::Column::Seq]));
+    let keyset = Keyset::<event::Entity> { of: "accountEvents", columns, key: account_key };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Event);
     Ok(EventConnection { page, select })
 }

@@ -10,7 +10,7 @@ use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use super::{Account, AccountId, DomainInterface, Event};
 use crate::{
     connection::Paging,
-    keyset::{KeyPart, Keyset, keyset_connection},
+    keyset::{KeyPart, Keyset, key_columns, keyset_connection},
     loaders::{DomainLoader, OpeningEventLoader, load_row, loader_error},
     scalars::{BigInt, Hex, RegistrationId, RenewalId},
 };
@@ -131,7 +131,7 @@ pub async fn list_registrations(
         registration::Entity::find().filter(registration::Column::DomainId.eq(domain_id.clone()));
     let keyset = Keyset::<registration::Entity> {
         of: "registrations",
-        columns: vec![registration::Column::Index],
+        columns: key_columns([registration::Column::Index]),
         key: |r| vec![KeyPart::Int(i64::from(r.index))],
     };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Registration::from_model);
@@ -148,7 +148,7 @@ async fn list_renewals(
         .filter(renewal::Column::RegistrationId.eq(registration_id.to_owned()));
     let keyset = Keyset::<renewal::Entity> {
         of: "renewals",
-        columns: vec![renewal::Column::Index],
+        columns: key_columns([renewal::Column::Index]),
         key: |r| vec![KeyPart::Int(i64::from(r.index))],
     };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Renewal);

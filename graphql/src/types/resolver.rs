@@ -9,7 +9,7 @@ use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilt
 use super::event::{EventConnection, EventsWhereInput, list_events};
 use crate::{
     connection::Paging,
-    keyset::{KeyPart, Keyset, keyset_connection},
+    keyset::{KeyPart, Keyset, key_columns, keyset_connection},
     loaders::{AddressesLoader, RecordLoader, TextsLoader, load_row, loader_error},
     name,
     scalars::{
@@ -98,7 +98,7 @@ impl Resolver {
             .filter(resolver_record::Column::Id.lt(format!("{prefix}.")));
         let keyset = Keyset::<resolver_record::Entity> {
             of: "records",
-            columns: vec![resolver_record::Column::Id],
+            columns: key_columns([resolver_record::Column::Id]),
             key: |r| vec![KeyPart::Text(r.id.clone())],
         };
         let paging = Paging { first, after, last, before };
