@@ -38,7 +38,7 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
                 d.registry_hex(),
                 d.node_hex(),
                 d.label_hash,
-                d.parent_id,
+                d.parent_seq,
                 d.owner,
                 d.registry_owner,
                 d.resolver,

@@ -6,7 +6,9 @@
 //! key rather than stored again; the label hash and the addresses are raw bytes
 //! ([`crate::raw_hex`]). The canonical
 //! name is materialized (interpreted labels joined by `.`) and re-rendered when a label heals;
-//! `label_hash` and `parent_id` are indexed so that re-rendering touches only affected rows.
+//! `label_hash` and `parent_seq` are indexed so that re-rendering touches only affected rows.
+//! A domain names its parent by the parent's creation number (`parent_seq`), 8 bytes where
+//! the id takes 56, in the row and in the four indexes led by the parent.
 
 use sea_orm::entity::prelude::*;
 
@@ -31,8 +33,8 @@ pub struct Model {
     pub chain_id: i64,
     /// labelhash of the leaf label.
     pub label_hash: RawHash,
-    /// Id of the parent domain; `None` for top-level domains.
-    pub parent_id: Option<DomainKey>,
+    /// `seq` of the parent domain; `None` for top-level domains.
+    pub parent_seq: Option<i64>,
     /// Materialized effective owner: registry owner, overwritten by the registrar token owner
     /// and the NameWrapper token owner. `None` when owned by the zero address.
     pub owner: Option<RawAddress>,

@@ -80,8 +80,8 @@ pub struct Paging {
 /// Which domains a connection lists.
 #[derive(Clone, Debug)]
 pub enum DomainFilter {
-    /// Children of a domain.
-    Parent(DomainKey),
+    /// Children of the domain with this creation number (`seq`).
+    Parent(i64),
     /// Domains whose effective owner is this address.
     Owner(RawAddress),
     /// Exact canonical name.
@@ -135,14 +135,9 @@ impl DomainFilter {
         }
     }
 
-    /// The children of the domain with the Omnigraph id `id`, as [`DomainFilter::id`].
-    pub fn parent(id: &str) -> Self {
-        id.parse().map_or(Self::Nothing, Self::Parent)
-    }
-
     fn condition(&self, backend: DbBackend) -> Condition {
         match self {
-            Self::Parent(id) => Condition::all().add(domain::Column::ParentId.eq(id.clone())),
+            Self::Parent(seq) => Condition::all().add(domain::Column::ParentSeq.eq(*seq)),
             Self::Owner(owner) => Condition::all().add(domain::Column::Owner.eq(owner.clone())),
             Self::NameEq(name) => Condition::all().add(domain::Column::Name.eq(name.clone())),
             Self::NameIn(names) => {
@@ -150,7 +145,7 @@ impl DomainFilter {
             }
             // The registry is the middle of the id: its domains are one key range.
             Self::TopLevel { registry } => Condition::all()
-                .add(domain::Column::ParentId.is_null())
+                .add(domain::Column::ParentSeq.is_null())
                 .add(domain::Column::Id.between(registry.clone(), registry.with_node(&[0xff; 32]))),
             // The byte range [prefix, prefix + U+10FFFF) holds exactly the names that start
             // with the prefix (names compare bytewise: BINARY on SQLite, "C" on PostgreSQL)

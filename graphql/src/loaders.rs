@@ -67,6 +67,8 @@ where
 
 /// Domains by key.
 pub type DomainLoader = RowsBy<domain::Entity, DomainKey>;
+/// Domains by creation number (how a domain names its parent).
+pub type DomainBySeqLoader = RowsBy<domain::Entity, i64>;
 /// Registrations by id.
 pub type RegistrationLoader = RowsBy<registration::Entity>;
 /// Resolver records by id.
@@ -277,6 +279,12 @@ pub fn add_loaders<Q, M, S>(
             domain::Column::Id,
             domain::Column::Id,
             |r| &r.id,
+        )))
+        .data(loader::<_, i64>(DomainBySeqLoader::new(
+            db.clone(),
+            domain::Column::Seq,
+            domain::Column::Seq,
+            |r| &r.seq,
         )))
         .data(loader::<_, String>(RegistrationLoader::new(
             db.clone(),

@@ -255,7 +255,7 @@ impl Query {
     async fn root(&self, ctx: &Context<'_>) -> Result<Option<Registry>, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
         Ok(domain::Entity::find()
-            .filter(domain::Column::ParentId.is_null())
+            .filter(domain::Column::ParentSeq.is_null())
             .order_by_asc(domain::Column::ChainId)
             .one(db)
             .await

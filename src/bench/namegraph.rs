@@ -57,7 +57,7 @@ pub struct Generated {
 #[derive(Clone)]
 struct Parent {
     node: B256,
-    id: entities::domain_key::DomainKey,
+    seq: i64,
     name: String,
     depth: i32,
 }
@@ -166,7 +166,7 @@ impl Builder {
             seq,
             chain_id: CHAIN_ID as i64,
             label_hash: RawHash::new(hash.0),
-            parent_id: parent.map(|p| p.id.clone()),
+            parent_seq: parent.map(|p| p.seq),
             owner: owner.parse().ok(),
             registry_owner: owner.parse().ok(),
             resolver: None,
@@ -235,7 +235,7 @@ impl Builder {
             }
         }
         self.batch.domains.push(row);
-        Parent { node, id, name, depth }
+        Parent { node, seq, name, depth }
     }
 }
 

@@ -3,7 +3,7 @@
 //! A domain's name is materialized when the domain is created, from the labels known then.
 //! When a label becomes known later (a controller event, a NameWrapper name), every domain with
 //! that label and every descendant is re-rendered. The affected rows are found through the
-//! `label_hash` and `parent_id` indexes, so a heal costs O(affected names), never a scan.
+//! `label_hash` and `parent_seq` indexes, so a heal costs O(affected names), never a scan.
 
 use std::{collections::HashMap, sync::LazyLock};
 
@@ -87,8 +87,8 @@ async fn cascade(store: &mut EntityStore, label_hash: B256) -> Result<(), Handle
             Some(l) => l.interpreted,
             None => continue,
         };
-        let parent = match &row.parent_id {
-            Some(id) => store.domain(id).await?,
+        let parent = match row.parent_seq {
+            Some(seq) => store.domain_by_seq(seq).await?,
             None => None,
         };
         let (name, depth) = child_name(&interpreted, parent.as_ref());
@@ -97,9 +97,9 @@ async fn cascade(store: &mut EntityStore, label_hash: B256) -> Result<(), Handle
         }
         row.name = name;
         row.depth = depth;
-        let id = row.id.clone();
+        let children = store.children(&row).await?;
         store.put_domain(row);
-        queue.extend(store.children(&id).await?);
+        queue.extend(children);
     }
     Ok(())
 }

@@ -62,7 +62,7 @@ pub async fn new_owner(
         seq,
         chain_id: ctx.chain_id as i64,
         label_hash: RawHash::new(label.0),
-        parent_id: parent_row.map(|p| p.id),
+        parent_seq: parent_row.map(|p| p.seq),
         owner: owner_raw.clone(),
         registry_owner: owner_raw,
         resolver: None,

@@ -24,7 +24,9 @@ use entities::{
 // several times over (dirty, in flight, batch, cache), and SipHash was 6% of its profile.
 // foldhash is still seeded per process, so crafted keys cannot be aimed at one table layout.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter};
+use sea_orm::{
+    ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect,
+};
 
 use super::{
     StoreError,
@@ -215,11 +217,12 @@ where
 }
 
 /// Rows no database index can find yet: domains and labels created since the last commit, by
-/// label hash and by parent id.
+/// label hash, by parent (its `seq`) and by `seq`.
 #[derive(Debug, Default)]
 struct NewRows {
     by_label: HashMap<RawHash, Vec<DomainKey>>,
-    children: HashMap<DomainKey, Vec<DomainKey>>,
+    children: HashMap<i64, Vec<DomainKey>>,
+    by_seq: HashMap<i64, DomainKey>,
     domains: HashSet<DomainKey>,
     labels: HashSet<String>,
 }
@@ -389,7 +392,29 @@ impl EntityStore {
         self.seqs.next(&self.db, chain_id).await
     }
 
-    /// Stores a domain. A domain's `label_hash` and `parent_id` must never change.
+    /// A domain by its creation number: a domain created since the last commit through the
+    /// in-memory index, any other through the `domains_seq` index; then its current version.
+    pub async fn domain_by_seq(&mut self, seq: i64) -> Result<Option<domain::Model>, StoreError> {
+        let fresh = [&self.new, &self.new_inflight].map(|n| n.by_seq.get(&seq));
+        let id = match fresh.into_iter().flatten().next() {
+            Some(id) => id.clone(),
+            None => {
+                let found = domain::Entity::find()
+                    .select_only()
+                    .column(domain::Column::Id)
+                    .filter(domain::Column::Seq.eq(seq))
+                    .into_tuple::<DomainKey>()
+                    .one(&self.db)
+                    .await
+                    .map_err(StoreError::db("domain by seq"))?;
+                let Some(id) = found else { return Ok(None) };
+                id
+            }
+        };
+        self.domain(&id).await
+    }
+
+    /// Stores a domain. A domain's `seq`, `label_hash` and `parent_seq` must never change.
     pub fn put_domain(&mut self, row: domain::Model) {
         // Whether the name may have changed: the flush rewrites `name` (and the indexes that
         // hold it) only for these rows. Unknown previous versions count as changed.
@@ -400,9 +425,10 @@ impl EntityStore {
         if !known {
             self.new.domains.insert(row.id.clone());
             self.new.by_label.entry(row.label_hash.clone()).or_default().push(row.id.clone());
-            if let Some(parent) = &row.parent_id {
-                self.new.children.entry(parent.clone()).or_default().push(row.id.clone());
+            if let Some(parent) = row.parent_seq {
+                self.new.children.entry(parent).or_default().push(row.id.clone());
             }
+            self.new.by_seq.insert(row.seq, row.id.clone());
         }
         self.domains.put(row.id.clone(), row);
     }
@@ -446,16 +472,17 @@ impl EntityStore {
         self.current(ids).await
     }
 
-    /// Children of a domain: database rows through the `domains_parent` index (skipped when
-    /// the parent itself is newer than the last flush) plus rows created since then.
+    /// Children of a domain: database rows through the children index (skipped when the
+    /// parent itself is newer than the last flush) plus rows created since then.
     pub async fn children(
         &mut self,
-        parent_id: &DomainKey,
+        parent: &domain::Model,
     ) -> Result<Vec<domain::Model>, StoreError> {
         let mut ids: Vec<DomainKey> = Vec::new();
-        if !self.new.domains.contains(parent_id) && !self.new_inflight.domains.contains(parent_id) {
+        if !self.new.domains.contains(&parent.id) && !self.new_inflight.domains.contains(&parent.id)
+        {
             ids = domain::Entity::find()
-                .filter(domain::Column::ParentId.eq(parent_id.clone()))
+                .filter(domain::Column::ParentSeq.eq(parent.seq))
                 .all(&self.db)
                 .await
                 .map_err(StoreError::db("children"))?
@@ -463,7 +490,7 @@ impl EntityStore {
                 .map(|d| d.id)
                 .collect();
         }
-        let fresh = [&self.new, &self.new_inflight].map(|n| n.children.get(parent_id));
+        let fresh = [&self.new, &self.new_inflight].map(|n| n.children.get(&parent.seq));
         for id in fresh.into_iter().flatten().flatten() {
             if !ids.contains(id) {
                 ids.push(id.clone());

@@ -28,7 +28,6 @@ impl RowSize for domain::Model {
         size_of::<Self>()
             + self.id.key_bytes()
             + RawHash::BYTES
-            + self.parent_id.as_ref().map_or(0, CacheKey::key_bytes)
             + [&self.owner, &self.registry_owner, &self.resolver].into_iter().flatten().count()
                 * RawAddress::BYTES
             + text(&self.name)

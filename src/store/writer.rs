@@ -135,7 +135,7 @@ const DOMAIN_FIXED: [domain::Column; 6] = [
     domain::Column::Seq,
     domain::Column::ChainId,
     domain::Column::LabelHash,
-    domain::Column::ParentId,
+    domain::Column::ParentSeq,
     domain::Column::CreatedBlock,
     domain::Column::CreatedAt,
 ];

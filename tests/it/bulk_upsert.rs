@@ -32,7 +32,7 @@ fn domain(node: u8, name: &str, parent: Option<u8>, owner: Option<u8>) -> domain
         seq: (1 << 32) + i64::from(node),
         chain_id: 1,
         label_hash: RawHash::new([node ^ 0xff; 32]),
-        parent_id: parent.map(key),
+        parent_seq: parent.map(|p| (1 << 32) + i64::from(p)),
         owner: owner.map(|o| RawAddress::new([o; 20])),
         registry_owner: None,
         resolver: Some(RawAddress::new([0x22; 20])),

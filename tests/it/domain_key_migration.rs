@@ -9,7 +9,9 @@
 //! as bytes: the dump shows the same hex, and the old journal's hex images still roll back.
 //! Migration 15 numbers the domains per chain by creation (`seq`), rebuilds the listing
 //! indexes on it (a deferred one is recorded again in its new form), keeps the name search
-//! working, and gives the old journal's images their row's number.
+//! working, and gives the old journal's images their row's number. Migration 19 names each
+//! parent by its number (`parent_seq`), in the rows and in the old journal's images, and
+//! children are still found through their parent.
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
@@ -73,6 +75,8 @@ async fn converts(backend: Backend) {
     insert_domain(&conn, 1, 1, None, "eth", &owner).await;
     insert_domain(&conn, 1, 2, Some(1), "vitalik.eth", &owner).await;
     insert_domain(&conn, 8453, 3, None, "base", &owner).await;
+    let other = format!("0x{}", "cd".repeat(20));
+    insert_domain(&conn, 1, 4, Some(1), "old.eth", &other).await;
     conn.execute_unprepared(&format!(
         "INSERT INTO registrations (id, domain_id, \"index\", kind, registrar_chain_id, registrar, \
          registrant, start, expiry, grace_period, base_cost, premium, referrer, fuses, wrapped, \
@@ -84,7 +88,8 @@ async fn converts(backend: Backend) {
     .unwrap();
 
     // A journaled window above finality, written before the migration: it created
-    // `vitalik.eth` and changed the owner of `eth`, whose prior image holds text ids.
+    // `vitalik.eth` and changed the owners of `eth` and `old.eth`, whose prior images hold
+    // text ids (the parent's among them).
     let prior = json!({
         "id": id(1, 1), "chain_id": 1, "registry": REGISTRY, "node": node(1),
         "label_hash": node(0xfe), "parent_id": null, "owner": OLD_OWNER, "registry_owner": owner,
@@ -98,7 +103,17 @@ async fn converts(backend: Backend) {
     )
     .await
     .unwrap();
-    for (key, image) in [(id(1, 1), Some(prior.to_string())), (id(1, 2), None)] {
+    let mut child_prior = prior.clone();
+    child_prior["id"] = json!(id(1, 4));
+    child_prior["node"] = json!(node(4));
+    child_prior["parent_id"] = json!(id(1, 1));
+    child_prior["name"] = json!("old.eth");
+    child_prior["depth"] = json!(2);
+    for (key, image) in [
+        (id(1, 1), Some(prior.to_string())),
+        (id(1, 2), None),
+        (id(1, 4), Some(child_prior.to_string())),
+    ] {
         let image = image.map_or("NULL".to_owned(), |j| format!("'{j}'"));
         conn.execute_unprepared(&format!(
             "INSERT INTO journal_entries (chain_id, window_start, table_name, row_key, prior) \
@@ -119,8 +134,9 @@ async fn converts(backend: Backend) {
 
     Migrator::up(&conn, None).await.unwrap();
 
-    // The dump renders keys as Omnigraph ids: (id, parent id, registration id, name) of
-    // every domain, and (id, domain id) of the registration, are the text that was stored.
+    // The dump renders keys as Omnigraph ids: (id, registration id, name) of every domain,
+    // and (id, domain id) of the registration, are the text that was stored. A parent is
+    // named by its creation number since migration 19 (`eth` is chain 1's first domain).
     let after = ensemble::dump::dump(&conn).await.unwrap();
     let mut domains: Vec<Value> =
         rows(&after, "domains").iter().map(|d| json!([d[0], d[5], d[13], d[10]])).collect();
@@ -130,7 +146,8 @@ async fn converts(backend: Backend) {
         vec![
             json!([id(8453, 3), null, null, "base"]),
             json!([id(1, 1), null, null, "eth"]),
-            json!([id(1, 2), id(1, 1), format!("{}-0", id(1, 2)), "vitalik.eth"]),
+            json!([id(1, 4), (1_i64 << 32) + 1, format!("{}-0", id(1, 4)), "old.eth"]),
+            json!([id(1, 2), (1_i64 << 32) + 1, format!("{}-0", id(1, 2)), "vitalik.eth"]),
         ]
     );
     assert!(
@@ -197,7 +214,11 @@ async fn converts(backend: Backend) {
     let data = response.data.into_json().unwrap();
     assert_eq!(data["domain"]["id"], id(1, 1), "ids render in lowercase whatever the input");
     assert_eq!(data["domain"]["parent"], Value::Null);
-    assert_eq!(data["domain"]["subdomains"]["edges"][0]["node"]["id"], id(1, 2));
+    assert_eq!(
+        data["domain"]["subdomains"]["edges"],
+        json!([{ "node": { "id": id(1, 4) } }, { "node": { "id": id(1, 2) } }]),
+        "children by name, found by the parent's number"
+    );
     assert_eq!(data["child"]["registration"]["id"], format!("{}-0", id(1, 2)));
     assert_eq!(data["child"]["registry"]["id"], format!("1-{REGISTRY}-{}", node(1)));
     assert_eq!(data["base"]["canonical"]["name"]["interpreted"], "base");
@@ -216,6 +237,7 @@ async fn converts(backend: Backend) {
         vec![
             json!(["eth", base(1) + 1]),
             json!(["vitalik.eth", base(1) + 2]),
+            json!(["old.eth", base(1) + 3]),
             json!(["base", base(8453) + 1])
         ]
     );
@@ -256,11 +278,14 @@ async fn converts(backend: Backend) {
     // The old journal still undoes its window: `vitalik.eth` goes, `eth` gets its old owner.
     ensemble::store::journal::rollback(&conn, 1, 100).await.unwrap();
     let rolled = rows(&ensemble::dump::dump(&conn).await.unwrap(), "domains");
-    assert_eq!(rolled.len(), 2, "{rolled:?}");
+    assert_eq!(rolled.len(), 3, "{rolled:?}");
     let eth = rolled.iter().find(|d| d[10] == "eth").unwrap();
     assert_eq!(eth[6], OLD_OWNER);
     assert_eq!(eth[0], id(1, 1));
     assert_eq!(eth[19], json!((1_i64 << 32) + 1), "the restored image keeps its number");
+    let child = rolled.iter().find(|d| d[10] == "old.eth").unwrap();
+    assert_eq!(child[6], OLD_OWNER);
+    assert_eq!(child[5], eth[19], "the restored image names its parent by number");
 }
 
 #[actix_rt::test]

@@ -107,7 +107,7 @@ async fn every_order_and_direction(backend: Backend, chain_id: u64) {
     let schema = graphql::build_schema(service.db.clone());
     let all = domain::Entity::find().all(&service.db).await.unwrap();
 
-    let eth = all.iter().find(|d| d.name == "eth").unwrap().id.clone();
+    let eth = all.iter().find(|d| d.name == "eth").unwrap().seq;
     let owner = format!("{:#x}", driver.accounts[1]);
     let listings = [
         Listing {
@@ -130,7 +130,7 @@ async fn every_order_and_direction(backend: Backend, chain_id: u64) {
             query: "{ domain(by: {name: \"eth\"}) { subdomains CONN } }".into(),
             path: vec!["domain", "subdomains"],
             filter: "",
-            rows: all.iter().filter(|d| d.parent_id.as_ref() == Some(&eth)).cloned().collect(),
+            rows: all.iter().filter(|d| d.parent_seq == Some(eth)).cloned().collect(),
         },
         Listing {
             label: "account domains",

@@ -1,7 +1,7 @@
 //! `Domain` (ENSv1 domain) and its small companion types.
 
 use async_graphql::{Context, Error, Interface, Object, SimpleObject, dataloader::DataLoader};
-use entities::{domain, domain_key::DomainKey, event};
+use entities::{domain, event};
 use sea_orm::{ColumnTrait, Condition, DatabaseConnection};
 
 use super::{
@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
-    loaders::{DomainLoader, RegistrationLoader, load_row},
+    loaders::{DomainBySeqLoader, RegistrationLoader, load_row},
     query::{SubdomainsWhereInput, with_name},
     scalars::{DomainId, Hex, InterpretedLabel, InterpretedName, Node},
 };
@@ -132,9 +132,9 @@ impl DomainCanonical {
 /// `domain` and its ancestors, leaf first (at most 64: names are shallower than that, and a
 /// corrupt parent loop must not spin).
 async fn ancestors(ctx: &Context<'_>, leaf: &domain::Model) -> Result<Vec<domain::Model>, Error> {
-    let loader = ctx.data::<DataLoader<DomainLoader>>()?;
+    let loader = ctx.data::<DataLoader<DomainBySeqLoader>>()?;
     let mut chain = vec![leaf.clone()];
-    while let Some(parent) = chain.last().and_then(|d| d.parent_id.clone()) {
+    while let Some(parent) = chain.last().and_then(|d| d.parent_seq) {
         if chain.len() >= 64 {
             break;
         }
@@ -144,6 +144,15 @@ async fn ancestors(ctx: &Context<'_>, leaf: &domain::Model) -> Result<Vec<domain
         }
     }
     Ok(chain)
+}
+
+/// The parent of `domain`, loaded with the page's others; none for a top-level domain.
+async fn parent_of(
+    ctx: &Context<'_>,
+    domain: &domain::Model,
+) -> Result<Option<domain::Model>, Error> {
+    let Some(seq) = domain.parent_seq else { return Ok(None) };
+    load_row(ctx.data::<DataLoader<DomainBySeqLoader>>()?, seq).await
 }
 
 /// The resolver of a domain.
@@ -213,11 +222,7 @@ impl Domain {
 
     /// The parent domain (none for top-level domains).
     async fn parent(&self, ctx: &Context<'_>) -> Result<Option<DomainInterface>, Error> {
-        let Some(parent) = &self.0.parent_id else {
-            return Ok(None);
-        };
-        let loader = ctx.data::<DataLoader<DomainLoader>>()?;
-        Ok(load_row(loader, parent.clone()).await?.map(DomainInterface::from))
+        Ok(parent_of(ctx, &self.0).await?.map(DomainInterface::from))
     }
 
     /// The latest registration.
@@ -231,9 +236,9 @@ impl Domain {
 
     /// The registry that holds the domain: the registry contract for a top-level domain,
     /// else the parent's virtual registry.
-    async fn registry(&self) -> Registry {
-        let node = self.0.parent_id.as_ref().map(DomainKey::node_hex);
-        Registry { chain_id: self.0.chain_id, address: self.0.registry_hex(), node }
+    async fn registry(&self, ctx: &Context<'_>) -> Result<Registry, Error> {
+        let node = parent_of(ctx, &self.0).await?.map(|p| p.node_hex());
+        Ok(Registry { chain_id: self.0.chain_id, address: self.0.registry_hex(), node })
     }
 
     /// The registry of this domain's subdomains (its virtual registry).
@@ -299,8 +304,7 @@ impl Domain {
         before: Option<String>,
     ) -> Result<DomainConnection, Error> {
         let paging = Paging { first, after, last, before };
-        let filter =
-            with_name(DomainFilter::Parent(self.0.id.clone()), filter.and_then(|f| f.name))?;
+        let filter = with_name(DomainFilter::Parent(self.0.seq), filter.and_then(|f| f.name))?;
         DomainConnection::load(ctx, filter, order, paging).await
     }
 }

@@ -3,11 +3,13 @@
 //! like the Omnigraph, every domain's children are presented as a registry of their own, whose
 //! id is the parent's domain id, `${chainId}-${address}-${parentNode}`.
 
-use async_graphql::{Context, Error, Object};
+use async_graphql::{Context, Error, Object, dataloader::DataLoader};
+use entities::domain_key::DomainKey;
 
 use super::AccountId;
 use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
+    loaders::{DomainLoader, load_row},
     query::{RegistryDomainsWhereInput, with_name},
     scalars::{Node, RegistryId},
 };
@@ -89,8 +91,17 @@ impl Registry {
         before: Option<String>,
     ) -> Result<DomainConnection, Error> {
         let held = match &self.node {
-            // A virtual registry's id is its parent domain's id.
-            Some(_) => DomainFilter::parent(&self.id()),
+            // A virtual registry's id is its parent domain's id; children name the parent
+            // by its creation number.
+            Some(_) => match self.id().parse::<DomainKey>() {
+                Ok(key) => {
+                    let loader = ctx.data::<DataLoader<DomainLoader>>()?;
+                    load_row(loader, key)
+                        .await?
+                        .map_or(DomainFilter::Nothing, |parent| DomainFilter::Parent(parent.seq))
+                }
+                Err(_) => DomainFilter::Nothing,
+            },
             None => DomainFilter::top_level(self.chain_id, &self.address),
         };
         let filter = with_name(held, filter.and_then(|f| f.name))?;
