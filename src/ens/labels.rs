@@ -9,7 +9,7 @@ use std::{collections::HashMap, sync::LazyLock};
 
 use alloy::primitives::B256;
 use entities::{
-    domain::{self, RawHash},
+    domain::{self, DomainKey, RawHash},
     label,
 };
 
@@ -80,26 +80,41 @@ pub fn child_name(interpreted: &str, parent: Option<&domain::Model>) -> (String,
 }
 
 /// Re-renders every domain labelled `label_hash` and, where a name changed, its descendants.
+///
+/// A child's name is its leaf label's rendering, a dot, and its parent's name; a rendered
+/// label never holds a dot (`is_normalized_label`), so the parent's name is what follows the
+/// first dot of the child's. The cascade renames every child of a renamed domain before it
+/// ends, so that suffix is current, except for the children it queues itself, which it hands
+/// their parent's new name. No parent is looked up.
 async fn cascade(store: &mut EntityStore, label_hash: B256) -> Result<(), HandlerError> {
-    let mut queue = store.domains_with_label(&RawHash::new(label_hash.0)).await?;
-    while let Some(mut row) = queue.pop() {
+    let mut queue: Vec<(DomainKey, Option<String>)> = store
+        .domains_with_label(&RawHash::new(label_hash.0))
+        .await?
+        .into_iter()
+        .map(|d| (d.id, None))
+        .collect();
+    while let Some((id, parent_name)) = queue.pop() {
+        // The current version: an earlier step of this cascade may have renamed it.
+        let Some(mut row) = store.domain(&id).await? else { continue };
         let interpreted = match store.label(&row.label_hash.to_string()).await? {
             Some(l) => l.interpreted,
             None => continue,
         };
-        let parent = match row.parent_seq {
-            Some(seq) => store.domain_by_seq(seq).await?,
-            None => None,
+        let name = match (row.parent_seq, parent_name) {
+            (None, _) => interpreted,
+            (Some(_), Some(parent)) => format!("{interpreted}.{parent}"),
+            (Some(_), None) => match row.name.split_once('.') {
+                Some((_, parent)) => format!("{interpreted}.{parent}"),
+                None => return Err(HandlerError::unknown("parent name of domain", id.to_string())),
+            },
         };
-        let (name, depth) = child_name(&interpreted, parent.as_ref());
         if name == row.name {
             continue;
         }
-        row.name = name;
-        row.depth = depth;
         let children = store.children(&row).await?;
+        row.name.clone_from(&name);
         store.put_domain(row);
-        queue.extend(children);
+        queue.extend(children.into_iter().map(|c| (c.id, Some(name.clone()))));
     }
     Ok(())
 }

@@ -24,9 +24,7 @@ use entities::{
 // several times over (dirty, in flight, batch, cache), and SipHash was 6% of its profile.
 // foldhash is still seeded per process, so crafted keys cannot be aimed at one table layout.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use sea_orm::{
-    ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect,
-};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter};
 
 use super::{
     StoreError,
@@ -217,12 +215,11 @@ where
 }
 
 /// Rows no database index can find yet: domains and labels created since the last commit, by
-/// label hash, by parent (its `seq`) and by `seq`.
+/// label hash and by parent (its `seq`).
 #[derive(Debug, Default)]
 struct NewRows {
     by_label: HashMap<RawHash, Vec<DomainKey>>,
     children: HashMap<i64, Vec<DomainKey>>,
-    by_seq: HashMap<i64, DomainKey>,
     domains: HashSet<DomainKey>,
     labels: HashSet<String>,
 }
@@ -392,28 +389,6 @@ impl EntityStore {
         self.seqs.next(&self.db, chain_id).await
     }
 
-    /// A domain by its creation number: a domain created since the last commit through the
-    /// in-memory index, any other through the `domains_seq` index; then its current version.
-    pub async fn domain_by_seq(&mut self, seq: i64) -> Result<Option<domain::Model>, StoreError> {
-        let fresh = [&self.new, &self.new_inflight].map(|n| n.by_seq.get(&seq));
-        let id = match fresh.into_iter().flatten().next() {
-            Some(id) => id.clone(),
-            None => {
-                let found = domain::Entity::find()
-                    .select_only()
-                    .column(domain::Column::Id)
-                    .filter(domain::Column::Seq.eq(seq))
-                    .into_tuple::<DomainKey>()
-                    .one(&self.db)
-                    .await
-                    .map_err(StoreError::db("domain by seq"))?;
-                let Some(id) = found else { return Ok(None) };
-                id
-            }
-        };
-        self.domain(&id).await
-    }
-
     /// Stores a domain. A domain's `seq`, `label_hash` and `parent_seq` must never change.
     pub fn put_domain(&mut self, row: domain::Model) {
         // Whether the name may have changed: the flush rewrites `name` (and the indexes that
@@ -428,7 +403,6 @@ impl EntityStore {
             if let Some(parent) = row.parent_seq {
                 self.new.children.entry(parent).or_default().push(row.id.clone());
             }
-            self.new.by_seq.insert(row.seq, row.id.clone());
         }
         self.domains.put(row.id.clone(), row);
     }

@@ -257,6 +257,54 @@ async fn heal_rerenders_names_and_descendants_in_db_and_in_memory() {
         format!("{}.bob.eth", encoded_label_hash(labelhash("x")))
     );
     assert_eq!(bed.registration("bob.eth").await.base_cost.as_deref(), Some("9"));
+
+    // One label at two levels: the heal renames both, whichever the cascade reaches first.
+    bed.register("echo", BOB, false).await;
+    bed.ok(
+        REGISTRY,
+        Registry::NewOwner { node: namehash("echo.eth"), label: labelhash("echo"), owner: BOB }
+            .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        REGISTRY,
+        Registry::NewOwner {
+            node: namehash("echo.echo.eth"),
+            label: labelhash("tail"),
+            owner: BOB,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.flush().await;
+    let hidden = encoded_label_hash(labelhash("echo"));
+    assert_eq!(bed.domain("echo.echo.eth").await.name, format!("{hidden}.{hidden}.eth"));
+    bed.ok(
+        REGISTRAR,
+        BaseRegistrar::NameRenewed {
+            id: U256::from_be_bytes(labelhash("echo").0),
+            expires: U256::from(3_000_000),
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        CONTROLLER,
+        LegacyController::NameRenewed {
+            name: "echo".into(),
+            label: labelhash("echo"),
+            cost: U256::from(1),
+            expires: U256::from(3_000_000),
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.flush().await;
+    assert_eq!(bed.domain("echo.eth").await.name, "echo.eth");
+    assert_eq!(bed.domain("echo.echo.eth").await.name, "echo.echo.eth");
+    let tail = bed.domain("tail.echo.echo.eth").await;
+    assert_eq!(tail.name, format!("{}.echo.echo.eth", encoded_label_hash(labelhash("tail"))));
+    assert_eq!(tail.depth, 4);
 }
 
 #[actix_rt::test]
