@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use alloy::hex::encode_prefixed as hex;
 use entities::{
-    checkpoint, domain, event, event_block, event_selector, event_transaction, label, registration,
-    renewal, resolver_address, resolver_record, resolver_text,
+    checkpoint, contract, domain, event, event_block, event_selector, event_transaction, label,
+    registration, renewal, resolver_address, resolver_record, resolver_text,
 };
 use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder};
 use serde_json::json;
@@ -172,6 +172,15 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
             .into_iter()
             .map(|t| ((t.chain_id, t.block_number, t.tx_index), t))
             .collect();
+    // Events show their contract's address: codes depend on the order chains were indexed
+    // in, addresses do not.
+    let contracts: HashMap<(i64, i32), Vec<u8>> = contract::Entity::find()
+        .all(db)
+        .await
+        .map_err(err("dump"))?
+        .into_iter()
+        .map(|c| ((c.chain_id, c.code), c.address))
+        .collect();
     for e in event::Entity::find()
         .order_by_asc(event::Column::ChainId)
         .order_by_asc(event::Column::BlockNumber)
@@ -203,7 +212,7 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
                 "tx_index": e.tx_index,
                 "tx_from": tx.map(|t| hex(&t.tx_from)),
                 "tx_to": tx.and_then(|t| t.to_address.as_ref()).map(hex),
-                "address": hex(&e.address),
+                "address": contracts.get(&(e.chain_id, e.contract)).map(hex),
                 "selector": event_selector::selector(e.selector).map(hex),
                 "topics": topics.chunks(32).map(hex).collect::<Vec<_>>().join(","),
                 "data": hex(&data),

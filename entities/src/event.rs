@@ -13,7 +13,8 @@
 //! Who an event is about: registry, registrar and NameWrapper events name their domain by its
 //! creation number (`domain_seq`, see [`crate::domain`]): 8 bytes instead of the 32-byte node,
 //! in the row and in the index of a domain's events, and already unique across chains.
-//! Resolver events leave it empty and are found by the resolver's `address`.
+//! Resolver events leave it empty and are found by the resolver's contract code. An event
+//! names the contract that emitted it by that code ([`crate::contract`]), not its address.
 
 use sea_orm::entity::prelude::*;
 
@@ -39,8 +40,8 @@ pub struct Model {
     pub timestamp: i64,
     /// Index of the transaction in the block.
     pub tx_index: i32,
-    /// Contract that emitted the log, 20 bytes.
-    pub address: Vec<u8>,
+    /// Contract that emitted the log: its [`crate::contract`] code on this chain.
+    pub contract: i32,
     /// topic0 as its [`crate::event_selector`] code.
     pub selector: i16,
     /// The other topics, 32 bytes each, concatenated and packed.

@@ -16,6 +16,7 @@
 
 pub mod chain_status;
 pub mod checkpoint;
+pub mod contract;
 pub mod deferred_index;
 pub mod domain;
 pub mod domain_key;

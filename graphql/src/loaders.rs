@@ -9,8 +9,8 @@ use std::{collections::HashMap, sync::Arc, time::Duration};
 use async_graphql::dataloader::{DataLoader, Loader};
 use entities::domain_key::DomainKey;
 use entities::{
-    domain, event, event_block, event_selector, event_transaction, registration, resolver_address,
-    resolver_record, resolver_text,
+    contract, domain, event, event_block, event_selector, event_transaction, registration,
+    resolver_address, resolver_record, resolver_text,
 };
 use sea_orm::{
     ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, sea_query::ExprTrait,
@@ -258,6 +258,29 @@ impl Loader<(i64, i64, i32)> for EventTransactionLoader {
     }
 }
 
+/// Contract addresses of events, by `(chain id, contract code)`.
+#[derive(Clone, Debug)]
+pub struct ContractLoader(pub DatabaseConnection);
+
+impl Loader<(i64, i32)> for ContractLoader {
+    type Value = Vec<u8>;
+    type Error = Arc<sea_orm::DbErr>;
+
+    async fn load(&self, keys: &[(i64, i32)]) -> Result<HashMap<(i64, i32), Vec<u8>>, Self::Error> {
+        let rows = contract::Entity::find()
+            .filter(contract::Column::ChainId.is_in(keys.iter().map(|k| k.0)))
+            .filter(contract::Column::Code.is_in(keys.iter().map(|k| k.1)))
+            .all(&self.0)
+            .await
+            .map_err(Arc::new)?;
+        Ok(rows
+            .into_iter()
+            .map(|c| ((c.chain_id, c.code), c.address))
+            .filter(|(key, _)| keys.contains(key))
+            .collect())
+    }
+}
+
 /// The loaders a schema carries, each added to the schema's data. No batching delay: the
 /// default (1 ms, and tokio's timer cannot sleep less) is a millisecond added to every query
 /// that loads anything. Batching does not need it: the API runs on actix's single-threaded
@@ -314,6 +337,7 @@ pub fn add_loaders<Q, M, S>(
         .data(loader::<_, (i64, String)>(PrimaryNameLoader(db.clone())))
         .data(loader::<_, (i64, i64)>(EventBlockLoader(db.clone())))
         .data(loader::<_, (i64, i64, i32)>(EventTransactionLoader(db.clone())))
+        .data(loader::<_, (i64, i32)>(ContractLoader(db.clone())))
         .data(loader::<_, (i64, i64)>(OpeningEventLoader(db)))
 }
 

@@ -27,6 +27,7 @@ mod m20261130_000016_event_domains;
 mod m20261201_000017_packed_event_words;
 mod m20261201_000018_transaction_senders;
 mod m20261201_000019_parent_seq;
+mod m20261201_000020_contract_codes;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -55,6 +56,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000017_packed_event_words::Migration),
             Box::new(m20261201_000018_transaction_senders::Migration),
             Box::new(m20261201_000019_parent_seq::Migration),
+            Box::new(m20261201_000020_contract_codes::Migration),
         ]
     }
 }

@@ -29,6 +29,7 @@ use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, Que
 use super::{
     StoreError,
     cache::{CacheKey, EntityCache},
+    contract_codes::ContractCodes,
     domain_seq::DomainSeqs,
     journal::JournalWindow,
     row_size::RowSize,
@@ -248,10 +249,12 @@ impl PendingFlush {
 /// refers to (the same for every event of the block or transaction; the store keeps one).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HistoryRows {
-    /// The event; its `domain_seq` is filled in from `subject` when it is recorded.
+    /// The event; its `domain_seq` and `contract` are filled in when it is recorded.
     pub event: event::Model,
     /// The domain the event is about; none for resolver events.
     pub subject: Option<DomainKey>,
+    /// The contract that emitted it; the event's `contract` code is filled in from it.
+    pub address: [u8; 20],
     /// Its block's hash.
     pub block: event_block::Model,
     /// Its transaction's hash and recipient.
@@ -284,6 +287,8 @@ pub struct EntityStore {
     renamed_domains: HashSet<DomainKey>,
     /// Creation numbers of new domains.
     seqs: DomainSeqs,
+    /// Codes of the contracts that emit events.
+    contracts: ContractCodes,
 }
 
 impl EntityStore {
@@ -318,6 +323,7 @@ impl EntityStore {
             event_transactions: Vec::new(),
             renamed_domains: HashSet::new(),
             seqs: DomainSeqs::default(),
+            contracts: ContractCodes::default(),
         }
     }
 
@@ -546,7 +552,8 @@ impl EntityStore {
     /// so a block's or transaction's row repeats only right after itself, and one comparison
     /// keeps one.
     pub async fn record_event(&mut self, rows: HistoryRows) -> Result<(), StoreError> {
-        let HistoryRows { mut event, subject, block, transaction } = rows;
+        let HistoryRows { mut event, subject, address, block, transaction } = rows;
+        event.contract = self.contracts.code(&self.db, event.chain_id, address).await?;
         if let Some(id) = subject {
             let seq = match self.domains.newest_ref(&id) {
                 Some(row) => Some(row.seq),
@@ -592,6 +599,7 @@ impl EntityStore {
             cleared_records: std::mem::take(&mut self.cleared_records),
             addresses: std::mem::take(&mut self.addresses).into_values().collect(),
             texts: std::mem::take(&mut self.texts).into_values().collect(),
+            contracts: self.contracts.take_new(),
             events: std::mem::take(&mut self.events),
             event_blocks: std::mem::take(&mut self.event_blocks),
             event_transactions: std::mem::take(&mut self.event_transactions),

@@ -13,6 +13,7 @@
 //! - [`tcp_nodelay`] turns Nagle's algorithm off for the PostgreSQL connections.
 
 pub mod cache;
+pub mod contract_codes;
 pub mod database;
 pub mod domain_seq;
 pub mod entity_store;

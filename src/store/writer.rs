@@ -3,8 +3,8 @@
 //! `VALUES` on SQLite, one array per column on PostgreSQL ([`super::unnest_upsert`]).
 
 use entities::{
-    checkpoint, domain, event, event_block, event_transaction, label, registration, renewal,
-    resolver_address, resolver_record, resolver_text,
+    checkpoint, contract, domain, event, event_block, event_transaction, label, registration,
+    renewal, resolver_address, resolver_record, resolver_text,
 };
 
 use sea_orm::{
@@ -65,6 +65,9 @@ pub struct Changes {
     pub addresses: Vec<resolver_address::Model>,
     /// Text records.
     pub texts: Vec<resolver_text::Model>,
+    /// Contracts that emitted events for the first time (their codes were handed out since
+    /// the last flush; append-only).
+    pub contracts: Vec<contract::Model>,
     /// History rows of the applied events (append-only: a reorg deletes them by block, so
     /// the journal does not record them).
     pub events: Vec<event::Model>,
@@ -87,6 +90,7 @@ impl Changes {
             + self.cleared_records.len()
             + self.addresses.len()
             + self.texts.len()
+            + self.contracts.len()
             + self.events.len()
             + self.event_blocks.len()
             + self.event_transactions.len()
@@ -287,6 +291,8 @@ pub async fn write(
         "resolver_text",
     )
     .await?;
+    timed_write::<contract::Entity, _>(&txn, &changes.contracts, Conflict::Refuse, "contract")
+        .await?;
     timed_write::<event::Entity, _>(&txn, &changes.events, Conflict::Refuse, "event").await?;
     timed_write::<event_block::Entity, _>(
         &txn,

@@ -56,7 +56,7 @@ fn history(log_index: i32, domain_seq: Option<i64>) -> event::Model {
         seq: 0,
         timestamp: 1_700_000_000,
         tx_index: 3,
-        address: vec![0x44; 20],
+        contract: 1,
         selector: -2,
         topics: PackedWords::pack(&(0..=255).collect::<Vec<u8>>()),
         data: PackedWords::default(),

@@ -174,7 +174,7 @@ async fn converts(backend: Backend) {
         let again = format!("CREATE INDEX {name} ON events (chain_id)");
         assert!(conn.execute_unprepared(&again).await.is_err(), "{name} exists");
     }
-    for column in ["node", "tx_from"] {
+    for column in ["node", "tx_from", "address"] {
         let select = format!("SELECT {column} FROM events");
         assert!(conn.execute_unprepared(&select).await.is_err(), "events.{column} is gone");
     }

@@ -121,6 +121,14 @@ async fn history(backend: Backend, chain_id: u64) {
             .into_iter()
             .map(|t| ((t.chain_id, t.block_number, t.tx_index), t))
             .collect();
+    let contracts: std::collections::HashMap<(i64, i32), Vec<u8>> =
+        entities::contract::Entity::find()
+            .all(&service.db)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| ((c.chain_id, c.code), c.address))
+            .collect();
     let mut receipts = std::collections::HashMap::new();
     for row in &rows {
         let tx = &transactions[&(row.chain_id, row.block_number, row.tx_index)];
@@ -143,7 +151,7 @@ async fn history(backend: Backend, chain_id: u64) {
             .iter()
             .find(|l| l.log_index == Some(row.log_index as u64))
             .unwrap_or_else(|| panic!("no log {} in {hash}", row.log_index));
-        assert_eq!(log.address().to_vec(), row.address);
+        assert_eq!(log.address().to_vec(), contracts[&(row.chain_id, row.contract)]);
         assert_eq!(receipt.block_number, Some(row.block_number as u64));
         let topics = log.topics();
         assert_eq!(Some(&topics[0].0), event_selector::selector(row.selector));
@@ -237,7 +245,10 @@ async fn history(backend: Backend, chain_id: u64) {
     let resolver = format!("{:#x}", d.resolver);
     let want = ordered(
         rows.iter()
-            .filter(|e| e.address == d.resolver.to_vec() && e.domain_seq.is_none())
+            .filter(|e| {
+                contracts[&(e.chain_id, e.contract)] == d.resolver.to_vec()
+                    && e.domain_seq.is_none()
+            })
             .cloned()
             .collect(),
     );

@@ -20,7 +20,7 @@ use crate::{
     connection::Paging,
     error::{code, coded},
     keyset::{KeyPart, Keyset, key_columns, keyset_connection},
-    loaders::{EventBlockLoader, EventTransactionLoader, loader_error},
+    loaders::{ContractLoader, EventBlockLoader, EventTransactionLoader, loader_error},
     name::{parse_address, parse_node},
     scalars::{Address, BigInt, ChainId, Hex},
 };
@@ -102,8 +102,15 @@ impl Event {
     }
 
     /// Contract that emitted the log.
-    async fn address(&self) -> Address {
-        Address(hex(&self.0.address))
+    async fn address(&self, ctx: &Context<'_>) -> Result<Address, Error> {
+        let loader = ctx.data::<DataLoader<ContractLoader>>()?;
+        let e = &self.0;
+        let address = loader.load_one((e.chain_id, e.contract)).await.map_err(loader_error)?;
+        let address = address.ok_or_else(|| {
+            let id = format!("{}-{}-{}", e.chain_id, e.block_number, e.log_index);
+            coded(code::INTERNAL, format!("stored event {id} names an unknown contract"))
+        })?;
+        Ok(Address(hex(address)))
     }
 
     /// Index of the log in the block.

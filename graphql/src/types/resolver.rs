@@ -3,8 +3,8 @@
 use async_graphql::{
     Context, Error, InputObject, Object, OneofObject, SimpleObject, dataloader::DataLoader,
 };
-use entities::{event, resolver_address, resolver_record, resolver_text};
-use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
+use entities::{contract, event, resolver_address, resolver_record, resolver_text};
+use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
 
 use super::event::{EventConnection, EventsWhereInput, list_events};
 use crate::{
@@ -118,9 +118,20 @@ impl Resolver {
         before: Option<String>,
     ) -> Result<EventConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
+        // Events name their contract by its code on the chain: one lookup by address (a
+        // resolver with no recorded events has no code, and lists nothing).
+        let code: Option<i32> = contract::Entity::find()
+            .select_only()
+            .column(contract::Column::Code)
+            .filter(contract::Column::ChainId.eq(self.chain_id))
+            .filter(contract::Column::Address.eq(super::event::hex_bytes(&self.address)))
+            .into_tuple()
+            .one(db)
+            .await
+            .map_err(crate::error::internal)?;
         let subject = Condition::all()
             .add(event::Column::ChainId.eq(self.chain_id))
-            .add(event::Column::Address.eq(super::event::hex_bytes(&self.address)))
+            .add(event::Column::Contract.eq(code.unwrap_or(0)))
             .add(event::Column::DomainSeq.is_null());
         list_events(db, subject, filter, Paging { first, after, last, before }).await
     }
