@@ -7,7 +7,10 @@
 //! loses the new codes together with their events: the restarted store reads the committed
 //! ones again and hands the same contracts the same codes.
 
-use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+// foldhash, as in the entity store: this is on the handler's path for every event.
+use foldhash::HashMap;
 
 use entities::contract;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
@@ -36,28 +39,27 @@ impl ContractCodes {
         chain_id: i64,
         address: [u8; 20],
     ) -> Result<i32, StoreError> {
-        if let Some(code) = self.chains.get(&chain_id).and_then(|c| c.by_address.get(&address)) {
+        let codes = match self.chains.entry(chain_id) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(slot) => {
+                let rows = contract::Entity::find()
+                    .filter(contract::Column::ChainId.eq(chain_id))
+                    .all(db)
+                    .await
+                    .map_err(StoreError::db("load contract codes"))?;
+                let mut codes = ChainCodes { next: 1, ..ChainCodes::default() };
+                for row in rows {
+                    codes.next = codes.next.max(row.code + 1);
+                    if let Ok(address) = <[u8; 20]>::try_from(row.address.as_slice()) {
+                        codes.by_address.insert(address, row.code);
+                    }
+                }
+                slot.insert(codes)
+            }
+        };
+        if let Some(code) = codes.by_address.get(&address) {
             return Ok(*code);
         }
-        if !self.chains.contains_key(&chain_id) {
-            let rows = contract::Entity::find()
-                .filter(contract::Column::ChainId.eq(chain_id))
-                .all(db)
-                .await
-                .map_err(StoreError::db("load contract codes"))?;
-            let mut codes = ChainCodes { next: 1, ..ChainCodes::default() };
-            for row in rows {
-                codes.next = codes.next.max(row.code + 1);
-                if let Ok(address) = <[u8; 20]>::try_from(row.address.as_slice()) {
-                    codes.by_address.insert(address, row.code);
-                }
-            }
-            self.chains.insert(chain_id, codes);
-            if let Some(code) = self.chains[&chain_id].by_address.get(&address) {
-                return Ok(*code);
-            }
-        }
-        let codes = self.chains.get_mut(&chain_id).expect("loaded above");
         let code = codes.next;
         codes.next += 1;
         codes.by_address.insert(address, code);
