@@ -106,10 +106,7 @@ impl Event {
         let loader = ctx.data::<DataLoader<ContractLoader>>()?;
         let e = &self.0;
         let address = loader.load_one((e.chain_id, e.contract)).await.map_err(loader_error)?;
-        let address = address.ok_or_else(|| {
-            let id = format!("{}-{}-{}", e.chain_id, e.block_number, e.log_index);
-            coded(code::INTERNAL, format!("stored event {id} names an unknown contract"))
-        })?;
+        let address = address.ok_or_else(|| self.damaged("names an unknown contract"))?;
         Ok(Address(hex(address)))
     }
 
@@ -136,23 +133,23 @@ impl Event {
 }
 
 impl Event {
+    /// An internal error about this stored event (a damaged or hand-edited row).
+    fn damaged(&self, what: &str) -> Error {
+        let e = &self.0;
+        let id = format!("{}-{}-{}", e.chain_id, e.block_number, e.log_index);
+        coded(code::INTERNAL, format!("stored event {id} {what}"))
+    }
+
     /// Stored topics or data as the log held them; a damaged row is an internal error that
     /// names the event, not a wrong answer.
     fn unpacked(&self, packed: &PackedWords) -> Result<Vec<u8>, Error> {
-        packed.unpack().map_err(|e| {
-            let e0 = &self.0;
-            let id = format!("{}-{}-{}", e0.chain_id, e0.block_number, e0.log_index);
-            coded(code::INTERNAL, format!("stored event {id}: {e}"))
-        })
+        packed.unpack().map_err(|e| self.damaged(&format!("holds {e}")))
     }
 
     /// The sender, from the event's transaction row; every recorded event has one.
     async fn tx_sender(&self, ctx: &Context<'_>) -> Result<Address, Error> {
-        let tx = self.transaction(ctx).await?.ok_or_else(|| {
-            let e = &self.0;
-            let id = format!("{}-{}-{}", e.chain_id, e.block_number, e.log_index);
-            coded(code::INTERNAL, format!("stored event {id} has no transaction row"))
-        })?;
+        let tx =
+            self.transaction(ctx).await?.ok_or_else(|| self.damaged("has no transaction row"))?;
         Ok(Address(hex(tx.tx_from)))
     }
 
