@@ -231,7 +231,7 @@ impl Loader<(i64, i64)> for EventBlockLoader {
     }
 }
 
-/// Transaction hashes and recipients of events, by `(chain id, block number, tx index)`.
+/// Transaction rows of events (hash, sender, recipient), by `(chain id, block number, tx index)`.
 #[derive(Clone, Debug)]
 pub struct EventTransactionLoader(pub DatabaseConnection);
 

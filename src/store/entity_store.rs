@@ -257,7 +257,7 @@ pub struct HistoryRows {
     pub address: [u8; 20],
     /// Its block's hash.
     pub block: event_block::Model,
-    /// Its transaction's hash and recipient.
+    /// Its transaction's hash, sender, recipient and block time.
     pub transaction: event_transaction::Model,
 }
 

@@ -73,7 +73,7 @@ pub struct Changes {
     pub events: Vec<event::Model>,
     /// Block hashes of those events, one row per block.
     pub event_blocks: Vec<event_block::Model>,
-    /// Transaction hashes and recipients of those events, one row per transaction.
+    /// Transactions of those events (hash, sender, recipient, time), one row per transaction.
     pub event_transactions: Vec<event_transaction::Model>,
     /// Ids of the `domains` whose name may have changed; the others keep their stored name.
     pub renamed_domains: foldhash::HashSet<entities::domain_key::DomainKey>,
