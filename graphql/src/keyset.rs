@@ -55,6 +55,10 @@ pub struct Keyset<E: EntityTrait> {
     pub columns: Vec<Expr>,
     /// The key of a row, one part per column.
     pub key: fn(&E::Model) -> Vec<KeyPart>,
+    /// When the key spans two tables: how many of its leading columns one index holds, in
+    /// order. A page also bounds those columns alone (inclusively), which PostgreSQL needs
+    /// before it seeks that index; `None` when one table holds the whole key.
+    pub index_prefix: Option<usize>,
 }
 
 /// One page of rows with their cursors.
@@ -124,21 +128,25 @@ impl<E: EntityTrait> Keyset<E> {
             .ok_or_else(|| coded(code::INVALID_CURSOR, format!("invalid cursor for {}", self.of)))
     }
 
-    /// Rows strictly beyond `key` walking up (`ascending`) or down: the tuple comparison
-    /// `(c1, c2, ..) > (k1, k2, ..)` spelled out, which both engines plan as an index range.
+    /// Rows strictly beyond `key` walking up (`ascending`) or down, as one row-value
+    /// comparison `(c1, c2, ..) > (k1, k2, ..)`. Both engines seek an index with it when the
+    /// key columns follow the index's order after its equality columns; the same condition
+    /// spelled out as an OR of column comparisons made SQLite seek on the first column only,
+    /// and both engines scan an account's events from its first transaction.
     fn beyond(&self, key: Vec<KeyPart>, ascending: bool) -> Condition {
-        let mut any = Condition::any();
-        for i in 0..self.columns.len() {
-            let mut all = Condition::all();
-            for (col, part) in self.columns.iter().zip(&key).take(i) {
-                all = all.add(col.clone().eq(sea_orm::Value::from(part.clone())));
-            }
-            let value = sea_orm::Value::from(key[i].clone());
-            let col = self.columns[i].clone();
-            all = all.add(if ascending { col.gt(value) } else { col.lt(value) });
-            any = any.add(all);
+        let tuple = |n: usize| {
+            let columns = Expr::tuple(self.columns.iter().take(n).cloned());
+            let values = key.iter().take(n).map(|p| Expr::val(sea_orm::Value::from(p.clone())));
+            (columns, Expr::tuple(values))
+        };
+        let (columns, values) = tuple(key.len());
+        let mut beyond =
+            Condition::all().add(if ascending { columns.gt(values) } else { columns.lt(values) });
+        if let Some(n) = self.index_prefix {
+            let (columns, values) = tuple(n);
+            beyond = beyond.add(if ascending { columns.gte(values) } else { columns.lte(values) });
         }
-        any
+        beyond
     }
 
     /// One page of `select` (already filtered), in key order.
@@ -242,3 +250,55 @@ macro_rules! keyset_connection {
     };
 }
 pub(crate) use keyset_connection;
+
+#[cfg(test)]
+mod tests {
+    use entities::{event, event_transaction};
+    use sea_orm::{DbBackend, QueryTrait};
+
+    use super::*;
+
+    fn sql(keyset: &Keyset<event::Entity>, ascending: bool) -> String {
+        let key = vec![KeyPart::Int(7), KeyPart::Int(1), KeyPart::Int(9)];
+        event::Entity::find()
+            .filter(keyset.beyond(key, ascending))
+            .build(DbBackend::Sqlite)
+            .to_string()
+    }
+
+    #[test]
+    fn pages_by_one_row_value_and_bound_the_index_prefix() {
+        let mut keyset = Keyset::<event::Entity> {
+            of: "events",
+            columns: key_columns([
+                event::Column::Timestamp,
+                event::Column::ChainId,
+                event::Column::BlockNumber,
+            ]),
+            key: |_| Vec::new(),
+            index_prefix: None,
+        };
+        let up = sql(&keyset, true);
+        assert!(
+            up.ends_with(
+                r#"WHERE ("events"."timestamp", "events"."chain_id", "events"."block_number") > (7, 1, 9)"#
+            ),
+            "{up}"
+        );
+        assert!(sql(&keyset, false).ends_with("< (7, 1, 9)"));
+
+        // A key over two tables also bounds the leading columns one index holds.
+        keyset.columns =
+            key_columns([event_transaction::Column::Timestamp, event_transaction::Column::ChainId]);
+        keyset.columns.extend(key_columns([event::Column::LogIndex]));
+        keyset.index_prefix = Some(2);
+        let up = sql(&keyset, true);
+        assert!(
+            up.ends_with(
+                r#"> (7, 1, 9) AND ("event_transactions"."timestamp", "event_transactions"."chain_id") >= (7, 1)"#
+            ),
+            "{up}"
+        );
+        assert!(sql(&keyset, false).ends_with(r#""event_transactions"."chain_id") <= (7, 1)"#));
+    }
+}

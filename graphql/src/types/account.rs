@@ -101,6 +101,7 @@ impl Account {
                 resolver_address::Column::CoinType,
             ]),
             key: |a| vec![KeyPart::Text(a.record_id.clone()), KeyPart::Int(a.coin_type)],
+            index_prefix: None,
         };
         let paging = Paging { first, after, last, before };
         let page = keyset.page(db, select.clone(), &paging).await?;

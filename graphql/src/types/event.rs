@@ -383,6 +383,7 @@ pub async fn list_events(
             event::Column::Seq,
         ]),
         key,
+        index_prefix: None,
     };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Event);
     Ok(EventConnection { page, select })
@@ -429,7 +430,13 @@ pub async fn list_account_events(
     }
     let mut columns = key_columns([Tx::Timestamp, Tx::ChainId, Tx::BlockNumber, Tx::TxIndex]);
     columns.extend(key_columns([event::Column::LogIndex, event::Column::Seq]));
-    let keyset = Keyset::<event::Entity> { of: "accountEvents", columns, key: account_key };
+    // The first four key columns are `event_transactions_from`'s after the sender.
+    let keyset = Keyset::<event::Entity> {
+        of: "accountEvents",
+        columns,
+        key: account_key,
+        index_prefix: Some(4),
+    };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Event);
     Ok(EventConnection { page, select })
 }

@@ -133,6 +133,7 @@ pub async fn list_registrations(
         of: "registrations",
         columns: key_columns([registration::Column::Index]),
         key: |r| vec![KeyPart::Int(i64::from(r.index))],
+        index_prefix: None,
     };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Registration::from_model);
     Ok(RegistrationConnection { page, select })
@@ -150,6 +151,7 @@ async fn list_renewals(
         of: "renewals",
         columns: key_columns([renewal::Column::Index]),
         key: |r| vec![KeyPart::Int(i64::from(r.index))],
+        index_prefix: None,
     };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Renewal);
     Ok(RenewalConnection { page, select })

@@ -100,6 +100,7 @@ impl Resolver {
             of: "records",
             columns: key_columns([resolver_record::Column::Id]),
             key: |r| vec![KeyPart::Text(r.id.clone())],
+            index_prefix: None,
         };
         let paging = Paging { first, after, last, before };
         let page = keyset.page(db, select.clone(), &paging).await?.map(ResolverRecords);
