@@ -88,7 +88,8 @@ const SEQ_CHAIN_SHIFT: u32 = 32;
 pub fn seq_range(chain_id: u64) -> Option<std::ops::RangeInclusive<i64>> {
     let chain = i64::try_from(chain_id).ok().filter(|c| *c <= i64::from(i32::MAX))?;
     let base = chain << SEQ_CHAIN_SHIFT;
-    Some(base + 1..=base + (1 << SEQ_CHAIN_SHIFT) - 1)
+    // Parenthesized: for the largest chain id, `base + 2^32` alone overflows i64.
+    Some(base + 1..=base + ((1 << SEQ_CHAIN_SHIFT) - 1))
 }
 
 impl Model {
@@ -108,5 +109,24 @@ impl Model {
     pub fn registration_id(&self) -> Option<String> {
         (self.registration_count > 0)
             .then(|| format!("{}-{}", self.id, self.registration_count - 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_chain_numbers_in_its_own_range_and_large_ids_have_none() {
+        let mainnet = seq_range(1).expect("chain 1");
+        assert_eq!((*mainnet.start(), *mainnet.end()), ((1 << 32) + 1, (2 << 32) - 1));
+        let base = seq_range(8453).expect("Base");
+        assert!(mainnet.end() < base.start(), "ranges do not overlap");
+        let top = seq_range(i32::MAX as u64).expect("the largest chain id with a range");
+        assert_eq!(*top.end(), i64::MAX, "the last range ends at the top of i64");
+        assert_eq!(seq_range(i32::MAX as u64 + 1), None);
+        assert_eq!(seq_range(u64::MAX), None);
+        // The root's `NO_DOMAIN`-style 0 is below every range.
+        assert!(*seq_range(0).expect("chain 0").start() > 0);
     }
 }

@@ -48,7 +48,9 @@ impl DomainSeqs {
         if !range.contains(&next) {
             return Err(StoreError::DomainSeqExhausted { chain_id });
         }
-        self.next.insert(chain_id, next + 1);
+        // After the last number of the largest chain id, `next + 1` would overflow: store a
+        // value outside every range instead, which the check above refuses next time.
+        self.next.insert(chain_id, next.checked_add(1).unwrap_or(i64::MIN));
         Ok(next)
     }
 }
