@@ -69,10 +69,11 @@ impl std::fmt::Debug for HttpConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IndexerConfig {
-    /// Memory budget of each chain's caches, MiB: the entity read cache and, on SQLite,
-    /// half of it as the flush writer's page cache (0 caches nothing).
+    /// Memory budget of each chain, MiB: the rows written behind, the entity read cache
+    /// and, on SQLite, the flush writer's page cache share it (`store::memory_budget`).
     pub cache_mb: u64,
-    /// Flush when this many rows are dirty (and always when caught up with the head).
+    /// Flush when this many rows are dirty, or when they hold half the budget's share of rows
+    /// (and always when caught up with the head).
     pub flush_rows: usize,
     /// Capacity of every actor mailbox on the data path.
     pub mailbox_capacity: usize,

@@ -133,15 +133,18 @@ enum BenchCommand {
         /// the corpus to the real fetcher.
         #[arg(long, value_enum, default_value = "local")]
         source: ensemble::bench::run::Source,
-        /// Memory budget of the entity cache, MiB.
+        /// Memory budget of the chain (rows written behind, read cache, SQLite page cache), MiB.
         #[arg(long, default_value_t = 512)]
         cache_mb: u64,
         /// Dirty rows that trigger a flush.
-        #[arg(long, default_value_t = 50_000)]
+        #[arg(long, default_value_t = 200_000)]
         flush_rows: usize,
         /// Blocks per window.
         #[arg(long, default_value_t = 2_000)]
         window: u64,
+        /// Capacity of every mailbox on the data path (windows and batches queued per actor).
+        #[arg(long)]
+        mailbox_capacity: Option<usize>,
         /// Keep every query index during the run instead of building the deferred ones at
         /// the end (`indexer.defer_query_indexes = false`).
         #[arg(long)]
@@ -166,6 +169,7 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
             cache_mb,
             flush_rows,
             window,
+            mailbox_capacity,
             keep_indexes,
             record,
         } => {
@@ -173,6 +177,9 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
             let mut indexer = Config::load(None, std::iter::empty())?.indexer;
             indexer.cache_mb = cache_mb;
             indexer.flush_rows = flush_rows;
+            if let Some(capacity) = mailbox_capacity {
+                indexer.mailbox_capacity = capacity.max(1);
+            }
             indexer.defer_query_indexes = !keep_indexes;
             let options =
                 ensemble::bench::run::RunOptions { corpus, database_url, source, indexer, window };
@@ -257,13 +264,14 @@ async fn bench_run(
     bar.finish_and_clear();
     let engine = if options.database_url.starts_with("postgres") { "postgres" } else { "sqlite" };
     let command = format!(
-        "ensemble bench run --corpus <{} logs, seed {}> --database-url <{engine}> --source {} --cache-mb {} --flush-rows {} --window {}{}",
+        "ensemble bench run --corpus <{} logs, seed {}> --database-url <{engine}> --source {} --cache-mb {} --flush-rows {} --window {} --mailbox-capacity {}{}",
         header.logs,
         header.seed,
         options.source.as_str(),
         options.indexer.cache_mb,
         options.indexer.flush_rows,
         options.window,
+        options.indexer.mailbox_capacity,
         if options.indexer.defer_query_indexes { "" } else { " --keep-indexes" }
     );
     for (event, time) in &made.handlers {
@@ -275,6 +283,11 @@ async fn bench_run(
         );
     }
     println!("  flushes {} ({:.2} s)", made.flushes.count, made.flushes.seconds);
+    println!(
+        "  flush memory: mean {:.1} MiB, largest {:.1} MiB",
+        made.flush_bytes.0 / 1048576.0,
+        made.flush_bytes.1 / 1048576.0
+    );
     for (table, secs) in &made.flush_tables {
         println!("    {table:<20} {secs:>8.2} s");
     }

@@ -12,7 +12,7 @@
 //! | `ensemble_events_processed_total` / `ensemble_events_skipped_total` | counter | chain, event |
 //! | `ensemble_logs_undecodable_total` | counter | chain, contract |
 //! | `ensemble_text_values_unknown_total` | counter | chain |
-//! | `ensemble_handler_seconds`, `ensemble_flush_seconds`, `ensemble_flush_rows` | summary | chain (, event) |
+//! | `ensemble_handler_seconds`, `ensemble_flush_seconds`, `ensemble_flush_rows`, `ensemble_flush_bytes` | summary | chain (, event) |
 //! | `ensemble_flush_table_seconds` | summary | entity (a table, or `begin`, `journal`, `commit`) |
 //! | `ensemble_query_indexes_deferred` | gauge | |
 //! | `ensemble_chain_head_block` / `_finalized_block` / `_indexed_block` / `_lag_blocks` | gauge | chain |
@@ -101,6 +101,11 @@ fn describe() {
         "Time a flush spent writing one table, or on its begin, journal or commit."
     );
     describe_histogram!("ensemble_flush_rows", Unit::Count, "Rows written by one flush.");
+    describe_histogram!(
+        "ensemble_flush_bytes",
+        Unit::Bytes,
+        "Memory the rows of one flush held when it began (estimated from the rows)."
+    );
     describe_gauge!("ensemble_chain_head_block", Unit::Count, "Latest block the endpoint reports.");
     describe_gauge!(
         "ensemble_chain_indexed_block",

@@ -114,6 +114,11 @@ impl PackedWords {
         Ok(out)
     }
 
+    /// Bytes allocated for the packed bytes (their capacity), for memory accounting.
+    pub fn heap_bytes(&self) -> usize {
+        self.0.capacity()
+    }
+
     /// The packed bytes, as stored.
     pub fn as_bytes(&self) -> &[u8] {
         &self.0

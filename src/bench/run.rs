@@ -125,6 +125,8 @@ pub struct RunReport {
     pub index_build_seconds: f64,
     /// Seconds of the flushes per table.
     pub flush_tables: BTreeMap<String, f64>,
+    /// Memory the rows of a flush held when it began, bytes: the mean and the largest.
+    pub flush_bytes: (f64, f64),
     /// Cache hits / lookups.
     pub cache_hit_rate: f64,
     /// Peak resident set of the process, bytes.
@@ -236,6 +238,13 @@ fn from_metrics(text: &str, report: &mut RunReport) {
         .into_iter()
         .filter_map(|(labels, v)| Some((label(&labels, "entity")?, v)))
         .collect();
+    let flushes = sum("ensemble_flush_bytes_count").max(1.0);
+    let largest = samples(text, "ensemble_flush_bytes")
+        .into_iter()
+        .filter(|(labels, _)| label(labels, "quantile").as_deref() == Some("1"))
+        .map(|(_, v)| v)
+        .fold(0.0, f64::max);
+    report.flush_bytes = (sum("ensemble_flush_bytes_sum") / flushes, largest);
     let (hits, misses) = (sum("ensemble_cache_hits_total"), sum("ensemble_cache_misses_total"));
     report.cache_hit_rate = hits / (hits + misses).max(1.0);
     report.rpc_requests = samples(text, "ensemble_rpc_requests_total")

@@ -135,6 +135,7 @@ fn write_behind(
     writer: &actix::ArbiterHandle,
     checkpoint: Checkpoint,
 ) -> Writing {
+    record_flush_bytes(store, &checkpoint);
     let pending = store.begin_flush();
     let cp = checkpoint.clone();
     let (tx, done) = tokio::sync::oneshot::channel();
@@ -168,6 +169,12 @@ async fn settle(
     Ok(())
 }
 
+/// Records how much memory the flush about to begin holds.
+fn record_flush_bytes(store: &EntityStore, checkpoint: &Checkpoint) {
+    metrics::histogram!("ensemble_flush_bytes", "chain" => checkpoint.chain_id.to_string())
+        .record(store.dirty_bytes() as f64);
+}
+
 fn record_flush(checkpoint: &Checkpoint, started: Instant, rows: usize, progress: &ChainProgress) {
     let chain = checkpoint.chain_id.to_string();
     metrics::histogram!("ensemble_flush_seconds", "chain" => chain.clone())
@@ -187,6 +194,7 @@ async fn flush(
     progress: &ChainProgress,
 ) -> Result<(), PipelineError> {
     let started = Instant::now();
+    record_flush_bytes(store, checkpoint);
     let rows = store.flush(checkpoint, journal).await?;
     record_flush(checkpoint, started, rows, progress);
     Ok(())
@@ -280,7 +288,7 @@ async fn apply(
     if batch.at_head || batch.journal.is_some() {
         settle(store, writing.take(), progress).await?;
         flush(store, &checkpoint, batch.journal.as_ref(), progress).await?;
-    } else if store.dirty_rows() >= flush_rows {
+    } else if store.dirty_rows() >= flush_rows || store.dirty_bytes() >= store.flush_bytes() {
         settle(store, writing.take(), progress).await?;
         *writing = Some(write_behind(store, writer, checkpoint));
     } else {

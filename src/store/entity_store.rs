@@ -31,7 +31,9 @@ use super::{
     cache::{CacheKey, EntityCache},
     contract_codes::ContractCodes,
     domain_seq::DomainSeqs,
+    in_flight::{InFlight, SharedRows},
     journal::JournalWindow,
+    memory_budget::MemoryBudget,
     row_size::RowSize,
     writer::{self, Changes, Checkpoint},
 };
@@ -44,7 +46,7 @@ struct Table<M: Clone + Send + Sync + 'static, K: CacheKey = String> {
     dirty: HashMap<K, M>,
     /// Rows of the flush being written: not committed yet, so the database does not have
     /// them and the cache may already have evicted them.
-    inflight: HashMap<K, M>,
+    inflight: InFlight<K, M>,
     /// Rows (and absences) prefetched for the batch being applied. Held here, not only in
     /// the cache: a full moka cache may refuse to admit new keys (TinyLFU), and at 5M events
     /// that turned 40% of the prefetched reads back into single queries (BENCHMARKS.md).
@@ -52,11 +54,11 @@ struct Table<M: Clone + Send + Sync + 'static, K: CacheKey = String> {
 }
 
 impl<M: RowSize + Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
-    fn new(name: &'static str, bytes: u64) -> Self {
+    fn new(name: &'static str, bytes: u64, key_of: fn(&M) -> &K) -> Self {
         Self {
             cache: EntityCache::new(name, bytes),
             dirty: HashMap::new(),
-            inflight: HashMap::new(),
+            inflight: InFlight::empty(key_of),
             batch: HashMap::new(),
         }
     }
@@ -64,7 +66,7 @@ impl<M: RowSize + Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
 
 impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     /// Whether the newest version of `key` is in memory and not committed.
-    fn uncommitted<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> bool
+    fn uncommitted<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> bool
     where
         K: Borrow<Q>,
     {
@@ -72,43 +74,53 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     }
 
     /// Dirty, in-flight or cached row; `None` when the database must be asked.
-    fn local<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<Option<M>>
+    ///
+    /// Rows pinned for the batch are looked at before the flush in flight, whose lookup is a
+    /// binary search: the two never share a key. The prefetch pins only keys that are not
+    /// uncommitted, and a flush begins only between batches, after the pins are dropped.
+    fn local<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> Option<Option<M>>
     where
         K: Borrow<Q>,
     {
-        if let Some(row) = self.dirty.get(key).or_else(|| self.inflight.get(key)) {
+        if let Some(row) = self.dirty.get(key) {
             return Some(Some(row.clone()));
         }
         if let Some(row) = self.batch.get(key) {
             self.cache.record_hit();
             return Some(row.clone());
         }
+        if let Some(row) = self.inflight.get(key) {
+            return Some(Some(row.clone()));
+        }
         self.cache.get(key)
     }
 
-    /// The newest version of `key` held outside the cache (dirty, in flight or pinned for the
-    /// batch), borrowed.
-    fn newest_ref<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<&M>
+    /// The newest version of `key` held outside the cache (dirty, pinned for the batch or in
+    /// flight), borrowed.
+    fn newest_ref<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> Option<&M>
     where
         K: Borrow<Q>,
     {
         self.dirty
             .get(key)
-            .or_else(|| self.inflight.get(key))
             .or_else(|| self.batch.get(key).and_then(Option::as_ref))
+            .or_else(|| self.inflight.get(key))
     }
 
     /// The newest in-memory version of `key`, if any; not counted as a cache lookup.
-    fn peek<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<M>
+    fn peek<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> Option<M>
     where
         K: Borrow<Q>,
     {
-        match self.dirty.get(key).or_else(|| self.inflight.get(key)) {
+        if let Some(row) = self.dirty.get(key) {
+            return Some(row.clone());
+        }
+        if let Some(known) = self.batch.get(key) {
+            return known.clone();
+        }
+        match self.inflight.get(key) {
             Some(row) => Some(row.clone()),
-            None => match self.batch.get(key) {
-                Some(known) => known.clone(),
-                None => self.cache.peek(key),
-            },
+            None => self.cache.peek(key),
         }
     }
 
@@ -116,18 +128,39 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     /// are hashes, so in the map's order every upsert lands on another page of the primary
     /// key's B-tree; in key order consecutive upserts walk it from one end to the other and
     /// find their pages still cached.
-    fn begin_flush(&mut self) -> Vec<M> {
-        debug_assert!(self.inflight.is_empty(), "one flush in flight at a time");
-        self.inflight = std::mem::take(&mut self.dirty);
-        let mut rows: Vec<(&K, &M)> = self.inflight.iter().collect();
-        rows.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        rows.into_iter().map(|(_, row)| row.clone()).collect()
+    fn begin_flush(&mut self) -> SharedRows<M> {
+        self.inflight.begin(std::mem::take(&mut self.dirty))
     }
 
-    fn put(&mut self, key: K, row: M) {
+    /// Stores `row` as dirty; returns by how many bytes the dirty set's heap grew (negative
+    /// when the new version holds less than the one it replaces). The map's own slots are
+    /// counted from its capacity ([`map_bytes`]).
+    fn put(&mut self, key: K, row: M) -> isize
+    where
+        M: RowSize,
+    {
+        let key_part = key.key_bytes();
+        let row_part = row.heap_bytes();
         self.cache.insert(key.clone(), Some(row.clone()));
-        self.dirty.insert(key, row);
+        match self.dirty.insert(key, row) {
+            Some(old) => row_part as isize - old.heap_bytes() as isize,
+            None => (key_part + row_part) as isize,
+        }
     }
+}
+
+/// Bytes a hash map's slots take: hashbrown keeps a control byte per slot and at least one
+/// slot in eight free, beyond what [`HashMap::capacity`] reports.
+fn map_bytes<K, V, S>(map: &std::collections::HashMap<K, V, S>) -> usize {
+    map.capacity() * (size_of::<(K, V)>() + 1) * 8 / 7
+}
+
+fn set_bytes<K, S>(set: &std::collections::HashSet<K, S>) -> usize {
+    set.capacity() * (size_of::<K>() + 1) * 8 / 7
+}
+
+fn vec_bytes<T>(vec: &Vec<T>) -> usize {
+    vec.capacity() * size_of::<T>()
 }
 
 /// Reads one row by primary key through `table`'s dirty set and cache, then the database.
@@ -141,7 +174,7 @@ where
     E: EntityTrait,
     E::Model: Clone + Send + Sync + 'static,
     K: CacheKey + Borrow<Q>,
-    Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    Q: Hash + Ord + ToOwned<Owned = K> + ?Sized,
     <E::PrimaryKey as PrimaryKeyTrait>::ValueType: From<K>,
 {
     if let Some(hit) = table.local(key) {
@@ -223,6 +256,46 @@ struct NewRows {
     children: HashMap<i64, Vec<DomainKey>>,
     domains: HashSet<DomainKey>,
     labels: HashSet<String>,
+    /// Heap bytes of the keys and lists above.
+    heap: usize,
+}
+
+impl NewRows {
+    fn add_domain(&mut self, row: &domain::Model) {
+        self.heap += row.id.key_bytes();
+        self.domains.insert(row.id.clone());
+        let heap = &mut self.heap;
+        let same_label = self.by_label.entry(row.label_hash.clone()).or_insert_with(|| {
+            *heap += RawHash::BYTES;
+            Vec::new()
+        });
+        push_key(heap, same_label, &row.id);
+        if let Some(parent) = row.parent_seq {
+            push_key(heap, self.children.entry(parent).or_default(), &row.id);
+        }
+    }
+
+    fn add_label(&mut self, label_hash: &str) {
+        if self.labels.insert(label_hash.to_owned()) {
+            self.heap += label_hash.len();
+        }
+    }
+
+    /// Bytes held, as [`EntityStore::dirty_bytes`] counts them.
+    fn bytes(&self) -> usize {
+        self.heap
+            + map_bytes(&self.by_label)
+            + map_bytes(&self.children)
+            + set_bytes(&self.domains)
+            + set_bytes(&self.labels)
+    }
+}
+
+/// Pushes a copy of `id` onto `ids`, counting what the copy and any growth of the list hold.
+fn push_key(heap: &mut usize, ids: &mut Vec<DomainKey>, id: &DomainKey) {
+    let capacity = ids.capacity();
+    ids.push(id.clone());
+    *heap += id.key_bytes() + (ids.capacity() - capacity) * size_of::<DomainKey>();
 }
 
 /// What a flush hands to the writer; the store keeps the rows readable (in flight) until
@@ -285,6 +358,11 @@ pub struct EntityStore {
     event_transactions: Vec<event_transaction::Model>,
     /// Domains put since the last flush whose name may differ from the stored one.
     renamed_domains: HashSet<DomainKey>,
+    /// Heap bytes the rows and keys changed since the last flush hold, kept as they change;
+    /// [`EntityStore::dirty_bytes`] adds the containers' own slots.
+    dirty_heap: usize,
+    /// Dirty bytes at which a flush is due.
+    flush_bytes: usize,
     /// Creation numbers of new domains.
     seqs: DomainSeqs,
     /// Codes of the contracts that emit events.
@@ -292,27 +370,23 @@ pub struct EntityStore {
 }
 
 impl EntityStore {
-    /// A store over `db` whose caches hold at most `cache_bytes` in all. On SQLite half
-    /// of it is the page cache of the connection flushes are written through; the rest (all
-    /// of it on PostgreSQL) is the entity read cache, shared among the tables by how much the
-    /// handlers read them (domains most, renewals least). The prefetch pins what a batch
-    /// reads, so the read cache hits every time even at 64 MiB (BENCHMARKS.md), while the
-    /// writer's page cache saves reads of index pages on every upsert: at 5M events with
-    /// 256 MiB, a quarter gave 21.7k events/s and half 22.9k, at the same peak RSS.
-    pub fn new(db: DatabaseConnection, cache_bytes: u64) -> Self {
-        let sqlite = db.get_database_backend() == sea_orm::DatabaseBackend::Sqlite;
-        let page_cache = if sqlite { cache_bytes / 2 } else { 0 };
-        let writer = super::database::writer_connection(&db, page_cache);
-        let rows = cache_bytes - page_cache;
-        let share = |percent: u64| rows / 100 * percent;
+    /// A store over `db` whose read cache, rows written behind and (on SQLite) writer page
+    /// cache hold at most `budget_bytes` together ([`MemoryBudget`]). The read cache is
+    /// shared among the tables by how much the handlers read them (domains most, renewals
+    /// least).
+    pub fn new(db: DatabaseConnection, budget_bytes: u64) -> Self {
+        let budget = MemoryBudget::split(budget_bytes, db.get_database_backend());
+        let writer = super::database::writer_connection(&db, budget.page_cache);
+        let share = |percent: u64| budget.read_cache / 100 * percent;
         Self {
             db,
             writer,
-            domains: Table::new("domain", share(40)),
-            labels: Table::new("label", share(20)),
-            registrations: Table::new("registration", share(15)),
-            renewals: Table::new("renewal", share(5)),
-            records: Table::new("resolver_record", share(20)),
+            flush_bytes: budget.flush_bytes(),
+            domains: Table::new("domain", share(40), |r| &r.id),
+            labels: Table::new("label", share(20), |r| &r.label_hash),
+            registrations: Table::new("registration", share(15), |r| &r.id),
+            renewals: Table::new("renewal", share(5), |r| &r.id),
+            records: Table::new("resolver_record", share(20), |r| &r.id),
             addresses: HashMap::new(),
             texts: HashMap::new(),
             cleared_records: Vec::new(),
@@ -322,6 +396,7 @@ impl EntityStore {
             event_blocks: Vec::new(),
             event_transactions: Vec::new(),
             renamed_domains: HashSet::new(),
+            dirty_heap: 0,
             seqs: DomainSeqs::default(),
             contracts: ContractCodes::default(),
         }
@@ -399,18 +474,17 @@ impl EntityStore {
     pub fn put_domain(&mut self, row: domain::Model) {
         // Whether the name may have changed: the flush rewrites `name` (and the indexes that
         // hold it) only for these rows. Unknown previous versions count as changed.
-        if self.domains.newest_ref(&row.id).is_none_or(|old| old.name != row.name) {
-            self.renamed_domains.insert(row.id.clone());
+        if self.domains.newest_ref(&row.id).is_none_or(|old| old.name != row.name)
+            && self.renamed_domains.insert(row.id.clone())
+        {
+            self.dirty_heap += row.id.key_bytes();
         }
         let known = self.domains.uncommitted(&row.id) || self.domains.cache.holds_row(&row.id);
         if !known {
-            self.new.domains.insert(row.id.clone());
-            self.new.by_label.entry(row.label_hash.clone()).or_default().push(row.id.clone());
-            if let Some(parent) = row.parent_seq {
-                self.new.children.entry(parent).or_default().push(row.id.clone());
-            }
+            self.new.add_domain(&row);
         }
-        self.domains.put(row.id.clone(), row);
+        let grown = self.domains.put(row.id.clone(), row);
+        self.grow(grown);
     }
 
     /// Current versions of the domains listed in `ids`, in order, skipping unknown ids.
@@ -489,9 +563,10 @@ impl EntityStore {
         if !self.labels.uncommitted(&row.label_hash)
             && !self.labels.cache.holds_row(&row.label_hash)
         {
-            self.new.labels.insert(row.label_hash.clone());
+            self.new.add_label(&row.label_hash);
         }
-        self.labels.put(row.label_hash.clone(), row);
+        let grown = self.labels.put(row.label_hash.clone(), row);
+        self.grow(grown);
     }
 
     /// A registration by id.
@@ -505,7 +580,8 @@ impl EntityStore {
 
     /// Stores a registration.
     pub fn put_registration(&mut self, row: registration::Model) {
-        self.registrations.put(row.id.clone(), row);
+        let grown = self.registrations.put(row.id.clone(), row);
+        self.grow(grown);
     }
 
     /// A renewal by id.
@@ -515,7 +591,8 @@ impl EntityStore {
 
     /// Stores a renewal.
     pub fn put_renewal(&mut self, row: renewal::Model) {
-        self.renewals.put(row.id.clone(), row);
+        let grown = self.renewals.put(row.id.clone(), row);
+        self.grow(grown);
     }
 
     /// A resolver record by id.
@@ -526,16 +603,21 @@ impl EntityStore {
 
     /// Stores a resolver record.
     pub fn put_record(&mut self, row: resolver_record::Model) {
-        self.records.put(row.id.clone(), row);
+        let grown = self.records.put(row.id.clone(), row);
+        self.grow(grown);
     }
 
     /// Stores an address record (write-only: handlers never read them back).
     pub fn put_address(&mut self, row: resolver_address::Model) {
+        // Counted again when it replaces a row of the same key: an overestimate until the
+        // next flush, and replacing an address in one flush window is rare.
+        self.dirty_heap += row.heap_bytes() + row.record_id.len();
         self.addresses.insert((row.record_id.clone(), row.coin_type), row);
     }
 
     /// Stores a text record (write-only).
     pub fn put_text(&mut self, row: resolver_text::Model) {
+        self.dirty_heap += row.heap_bytes() + row.record_id.len() + row.key_hash.len();
         self.texts.insert((row.record_id.clone(), row.key_hash.clone()), row);
     }
 
@@ -544,6 +626,7 @@ impl EntityStore {
     pub fn clear_record_entries(&mut self, record_id: &str) {
         self.addresses.retain(|(id, _), _| id != record_id);
         self.texts.retain(|(id, _), _| id != record_id);
+        self.dirty_heap += record_id.len();
         self.cleared_records.push(record_id.to_owned());
     }
 
@@ -561,11 +644,14 @@ impl EntityStore {
             };
             event.domain_seq = Some(seq.unwrap_or(event::NO_DOMAIN));
         }
+        self.dirty_heap += event.heap_bytes();
         self.events.push(event);
         if self.event_blocks.last() != Some(&block) {
+            self.dirty_heap += block.heap_bytes();
             self.event_blocks.push(block);
         }
         if self.event_transactions.last() != Some(&transaction) {
+            self.dirty_heap += transaction.heap_bytes();
             self.event_transactions.push(transaction);
         }
         Ok(())
@@ -584,6 +670,37 @@ impl EntityStore {
             + self.events.len()
             + self.event_blocks.len()
             + self.event_transactions.len()
+    }
+
+    /// Bytes the changes since the last flush hold in memory: the rows' and keys' heap bytes
+    /// ([`RowSize`]) and the slots of the maps and vectors holding them, by their capacity.
+    /// A row replaced since the last flush counts once (address and text records, which
+    /// are never read back, count each time they are set). The flush in flight holds about
+    /// as much again until it commits. The `memory` test checks this against the heap.
+    pub fn dirty_bytes(&self) -> usize {
+        self.dirty_heap
+            + map_bytes(&self.domains.dirty)
+            + map_bytes(&self.labels.dirty)
+            + map_bytes(&self.registrations.dirty)
+            + map_bytes(&self.renewals.dirty)
+            + map_bytes(&self.records.dirty)
+            + map_bytes(&self.addresses)
+            + map_bytes(&self.texts)
+            + vec_bytes(&self.cleared_records)
+            + vec_bytes(&self.events)
+            + vec_bytes(&self.event_blocks)
+            + vec_bytes(&self.event_transactions)
+            + set_bytes(&self.renamed_domains)
+            + self.new.bytes()
+    }
+
+    /// Dirty bytes at which a flush is due, whatever the row count.
+    pub fn flush_bytes(&self) -> usize {
+        self.flush_bytes
+    }
+
+    fn grow(&mut self, by: isize) {
+        self.dirty_heap = self.dirty_heap.saturating_add_signed(by);
     }
 
     /// Hands every change since the last flush to a [`PendingFlush`]; the rows stay readable
@@ -606,6 +723,7 @@ impl EntityStore {
             renamed_domains: std::mem::take(&mut self.renamed_domains),
         };
         self.new_inflight = std::mem::take(&mut self.new);
+        self.dirty_heap = 0;
         PendingFlush { db: self.writer.clone(), changes }
     }
 

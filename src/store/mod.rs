@@ -4,6 +4,9 @@
 //! - [`EntityStore`] is what handlers read and write: a moka read cache in front of the
 //!   database plus a dirty set of changed rows;
 //! - [`domain_seq`] numbers new domains, per chain;
+//! - [`memory_budget`] splits a chain's memory budget among the read cache, the rows
+//!   written behind and SQLite's page cache;
+//! - [`in_flight`] holds the rows of the flush being written, shared with the writer;
 //! - [`writer`] flushes a dirty set in ONE transaction together with the chain checkpoint, so
 //!   a crash leaves either all of a batch or none of it, and a restart resumes after the
 //!   checkpoint with nothing applied twice;
@@ -18,7 +21,9 @@ pub mod database;
 pub mod domain_seq;
 pub mod entity_store;
 pub mod error;
+pub mod in_flight;
 pub mod journal;
+pub mod memory_budget;
 pub mod query_indexes;
 pub mod row_size;
 pub mod tcp_nodelay;

@@ -4,15 +4,21 @@
 
 use entities::{
     domain::{self, RawAddress, RawHash},
-    label, registration, renewal, resolver_record,
+    event, event_block, event_transaction, label, registration, renewal, resolver_address,
+    resolver_record, resolver_text,
 };
 
 use super::cache::CacheKey;
 
 /// Bytes of a row: its inline size plus what its strings hold on the heap.
-pub trait RowSize {
-    /// Approximate bytes held by the row.
-    fn row_bytes(&self) -> usize;
+pub trait RowSize: Sized {
+    /// Bytes the row's fields hold on the heap (strings, byte vectors), approximately.
+    fn heap_bytes(&self) -> usize;
+
+    /// Bytes held by the row: its inline size and its heap bytes.
+    fn row_bytes(&self) -> usize {
+        size_of::<Self>() + self.heap_bytes()
+    }
 }
 
 fn text(s: &str) -> usize {
@@ -24,9 +30,8 @@ fn opt(s: &Option<String>) -> usize {
 }
 
 impl RowSize for domain::Model {
-    fn row_bytes(&self) -> usize {
-        size_of::<Self>()
-            + self.id.key_bytes()
+    fn heap_bytes(&self) -> usize {
+        self.id.key_bytes()
             + RawHash::BYTES
             + [&self.owner, &self.registry_owner, &self.resolver].into_iter().flatten().count()
                 * RawAddress::BYTES
@@ -35,15 +40,14 @@ impl RowSize for domain::Model {
 }
 
 impl RowSize for label::Model {
-    fn row_bytes(&self) -> usize {
-        size_of::<Self>() + text(&self.label_hash) + opt(&self.label) + text(&self.interpreted)
+    fn heap_bytes(&self) -> usize {
+        text(&self.label_hash) + opt(&self.label) + text(&self.interpreted)
     }
 }
 
 impl RowSize for registration::Model {
-    fn row_bytes(&self) -> usize {
-        size_of::<Self>()
-            + text(&self.id)
+    fn heap_bytes(&self) -> usize {
+        text(&self.id)
             + self.domain_id.key_bytes()
             + text(&self.kind)
             + text(&self.registrar)
@@ -55,9 +59,8 @@ impl RowSize for registration::Model {
 }
 
 impl RowSize for renewal::Model {
-    fn row_bytes(&self) -> usize {
-        size_of::<Self>()
-            + text(&self.id)
+    fn heap_bytes(&self) -> usize {
+        text(&self.id)
             + text(&self.registration_id)
             + opt(&self.base_cost)
             + opt(&self.premium)
@@ -66,15 +69,46 @@ impl RowSize for renewal::Model {
 }
 
 impl RowSize for resolver_record::Model {
-    fn row_bytes(&self) -> usize {
-        size_of::<Self>()
-            + text(&self.id)
+    fn heap_bytes(&self) -> usize {
+        text(&self.id)
             + text(&self.resolver)
             + text(&self.node)
             + opt(&self.name)
             + opt(&self.contenthash)
             + opt(&self.pubkey_x)
             + opt(&self.pubkey_y)
+    }
+}
+
+impl RowSize for resolver_address::Model {
+    fn heap_bytes(&self) -> usize {
+        text(&self.record_id) + text(&self.address)
+    }
+}
+
+impl RowSize for resolver_text::Model {
+    fn heap_bytes(&self) -> usize {
+        text(&self.record_id) + text(&self.key_hash) + text(&self.key) + opt(&self.value)
+    }
+}
+
+impl RowSize for event::Model {
+    fn heap_bytes(&self) -> usize {
+        self.topics.heap_bytes() + self.data.heap_bytes()
+    }
+}
+
+impl RowSize for event_block::Model {
+    fn heap_bytes(&self) -> usize {
+        self.hash.capacity()
+    }
+}
+
+impl RowSize for event_transaction::Model {
+    fn heap_bytes(&self) -> usize {
+        self.hash.capacity()
+            + self.tx_from.capacity()
+            + self.to_address.as_ref().map_or(0, Vec::capacity)
     }
 }
 

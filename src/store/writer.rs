@@ -12,7 +12,7 @@ use sea_orm::{
     Iterable, PrimaryKeyToColumn, QueryFilter, sea_query::OnConflict,
 };
 
-use super::{StoreError, journal::JournalWindow};
+use super::{StoreError, in_flight::SharedRows, journal::JournalWindow};
 
 /// SQLite allows 32 766 bound values per statement and PostgreSQL 65 535; chunks stay under
 /// this many values so one chunk fits either engine.
@@ -50,15 +50,15 @@ pub struct Checkpoint {
 #[derive(Debug, Default)]
 pub struct Changes {
     /// Domains.
-    pub domains: Vec<domain::Model>,
+    pub domains: SharedRows<domain::Model>,
     /// Labels.
-    pub labels: Vec<label::Model>,
+    pub labels: SharedRows<label::Model>,
     /// Registrations.
-    pub registrations: Vec<registration::Model>,
+    pub registrations: SharedRows<registration::Model>,
     /// Renewals.
-    pub renewals: Vec<renewal::Model>,
+    pub renewals: SharedRows<renewal::Model>,
     /// Resolver records.
-    pub records: Vec<resolver_record::Model>,
+    pub records: SharedRows<resolver_record::Model>,
     /// Records whose address and text rows are deleted before the upserts (`VersionChanged`).
     pub cleared_records: Vec<String>,
     /// Address records.

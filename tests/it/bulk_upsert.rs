@@ -96,8 +96,8 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         .collect();
     let events = vec![history(0, None), history(1, Some((1 << 32) + 5)), history(2, Some(0))];
     let changes = Changes {
-        domains: first.clone(),
-        labels: labels.clone(),
+        domains: first.clone().into(),
+        labels: labels.clone().into(),
         events: events.clone(),
         ..Changes::default()
     };
@@ -123,7 +123,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
     }
     let renamed = [key(2)].into_iter().collect();
     let changes =
-        Changes { domains: second.clone(), renamed_domains: renamed, ..Changes::default() };
+        Changes { domains: second.clone().into(), renamed_domains: renamed, ..Changes::default() };
     write(&writer, &changes, &checkpoint(10), None).await.expect("second flush");
 
     let expected: Vec<domain::Model> = first
@@ -142,7 +142,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
     // The history is append-only: writing an event row again fails the whole flush, which
     // commits nothing, not even its other rows or its checkpoint.
     let again = Changes {
-        domains: vec![domain(9, "nine", None, None)],
+        domains: vec![domain(9, "nine", None, None)].into(),
         events: vec![history(1, None)],
         ..Changes::default()
     };
@@ -184,7 +184,8 @@ async fn postgres_flushes_never_borrow_the_pools_connections() {
     let arbiter = actix::Arbiter::new();
     let (tx, rx) = tokio::sync::oneshot::channel();
     arbiter.spawn(async move {
-        let changes = Changes { domains: vec![domain(1, "one", None, None)], ..Changes::default() };
+        let changes =
+            Changes { domains: vec![domain(1, "one", None, None)].into(), ..Changes::default() };
         let written = tokio::time::timeout(
             Duration::from_secs(20),
             write(&writer, &changes, &checkpoint(1), None),

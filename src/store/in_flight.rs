@@ -1,0 +1,103 @@
+//! [`InFlight`]: the rows of the flush being written, readable by key while the writer
+//! writes them, without a copy for either side.
+//!
+//! A flush moves a table's dirty rows into one vector sorted by primary key and shares it
+//! with the writer. Sorted, because the writer upserts in key order (consecutive upserts then
+//! walk the primary key's B-tree from one end to the other and find its pages cached), and
+//! because a sorted vector can be searched by key: no map has to be kept beside it. Before,
+//! the in-flight rows stayed in their map and the writer got a sorted copy: a third copy of
+//! every row, next to the dirty set being refilled, and about a quarter of the memory a flush
+//! held (the `memory` test measures what a flush holds).
+
+use std::{borrow::Borrow, sync::Arc};
+
+use foldhash::HashMap;
+
+/// The rows of one table handed to the writer, sorted by primary key.
+pub type SharedRows<M> = Arc<Vec<M>>;
+
+/// One table's rows in flight, sorted by the key `key_of` reads off a row.
+#[derive(Debug)]
+pub struct InFlight<K, M> {
+    rows: SharedRows<M>,
+    key_of: fn(&M) -> &K,
+}
+
+impl<K: Ord, M> InFlight<K, M> {
+    /// Nothing in flight.
+    pub fn empty(key_of: fn(&M) -> &K) -> Self {
+        Self { rows: Arc::new(Vec::new()), key_of }
+    }
+
+    /// Moves `dirty` in flight and returns the rows for the writer, sorted by key.
+    pub fn begin(&mut self, dirty: HashMap<K, M>) -> SharedRows<M> {
+        debug_assert!(self.rows.is_empty(), "one flush in flight at a time");
+        let mut rows: Vec<M> = dirty.into_values().collect();
+        let key_of = self.key_of;
+        rows.sort_unstable_by(|a, b| key_of(a).cmp(key_of(b)));
+        self.rows = Arc::new(rows);
+        self.rows.clone()
+    }
+
+    /// The flush committed: its rows are the database's now.
+    pub fn clear(&mut self) {
+        self.rows = Arc::new(Vec::new());
+    }
+
+    /// The row of `key`, if it is in flight.
+    pub fn get<Q: Ord + ?Sized>(&self, key: &Q) -> Option<&M>
+    where
+        K: Borrow<Q>,
+    {
+        let key_of = self.key_of;
+        self.rows.binary_search_by(|row| key_of(row).borrow().cmp(key)).ok().map(|i| &self.rows[i])
+    }
+
+    /// Whether `key` is in flight.
+    pub fn contains_key<Q: Ord + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.get(key).is_some()
+    }
+
+    /// Whether nothing is in flight.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use foldhash::HashMapExt;
+
+    use super::*;
+
+    #[derive(Debug, Clone, PartialEq)]
+    struct Row {
+        key: String,
+        value: u32,
+    }
+
+    #[test]
+    fn rows_are_found_by_key_and_handed_over_sorted() {
+        let mut in_flight = InFlight::empty(|r: &Row| &r.key);
+        assert!(in_flight.get("b").is_none());
+        let mut dirty = HashMap::new();
+        for (key, value) in [("c", 3), ("a", 1), ("b", 2), ("e", 5)] {
+            dirty.insert(key.to_owned(), Row { key: key.to_owned(), value });
+        }
+        let rows = in_flight.begin(dirty);
+        let keys: Vec<&str> = rows.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, ["a", "b", "c", "e"]);
+        assert_eq!(in_flight.get("b").map(|r| r.value), Some(2));
+        assert_eq!(in_flight.get("e").map(|r| r.value), Some(5));
+        assert!(!in_flight.contains_key("d"));
+        assert!(!in_flight.contains_key("0"));
+        in_flight.clear();
+        assert!(in_flight.is_empty());
+        assert!(!in_flight.contains_key("a"));
+        // The writer's rows outlive the clear: it drops them when it is done.
+        assert_eq!(rows.len(), 4);
+    }
+}

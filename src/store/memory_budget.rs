@@ -1,0 +1,75 @@
+//! [`MemoryBudget`]: how a chain's memory budget (`indexer.cache_mb`) is shared among the
+//! three things that grow with the data, so that together they stay within it:
+//!
+//! - the rows written behind: the dirty set the handlers fill and the flush in flight;
+//! - the entity read cache (moka), by bytes ([`super::cache`]);
+//! - on SQLite, the page cache of the connection flushes are written through.
+//!
+//! What the budget does not cover is fixed or small: the binary, thread stacks, the pooled
+//! connections' page caches (`database::SQLITE_CACHE_KIB` each), the batches queued in the
+//! mailboxes and the allocator's own slack.
+//!
+//! The shares follow what each buys (BENCHMARKS.md, "Eleventh session"). The read cache
+//! saves the prefetch's queries, which compete with the writer for the two cores: at 512 MiB,
+//! 128 MiB of read cache instead of 64 took handler time from 29.7 to 25.0 s at 1.5M events.
+//! Larger flushes write fewer, fuller pages and commit less often. The writer's page cache
+//! saves index reads on every upsert, but the kernel's file cache serves most of them: at
+//! 256 MiB, 32 MiB of it did no worse than 64 or 96.
+
+use sea_orm::DatabaseBackend;
+
+/// One chain's memory budget, split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryBudget {
+    /// The flush writer's SQLite page cache, bytes (0 on PostgreSQL, whose server caches).
+    pub page_cache: u64,
+    /// The entity read cache, bytes.
+    pub read_cache: u64,
+    /// The rows written behind, bytes: the dirty set and the flush in flight together.
+    pub write_behind: u64,
+}
+
+impl MemoryBudget {
+    /// Splits `total` bytes for a chain written to `backend`: on SQLite 1/8 page cache, 3/8
+    /// read cache and 1/2 rows written behind; on PostgreSQL half read cache, half rows.
+    pub fn split(total: u64, backend: DatabaseBackend) -> Self {
+        let eighths = |n: u64| total / 8 * n;
+        match backend {
+            DatabaseBackend::Sqlite => Self {
+                page_cache: eighths(1),
+                read_cache: eighths(3),
+                write_behind: total - eighths(4),
+            },
+            _ => Self { page_cache: 0, read_cache: eighths(4), write_behind: total - eighths(4) },
+        }
+    }
+
+    /// Dirty bytes at which a flush begins: half the write-behind share, because the dirty
+    /// set fills again while the flush before it is written, and both are held until that
+    /// flush commits. At least one byte, so a zero budget flushes after every batch.
+    pub fn flush_bytes(&self) -> usize {
+        usize::try_from(self.write_behind / 2).unwrap_or(usize::MAX).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up_to_the_budget() {
+        for total in [0, 1, 7, 8, 256 << 20, 512 << 20, (1 << 40) + 3] {
+            for backend in [DatabaseBackend::Sqlite, DatabaseBackend::Postgres] {
+                let b = MemoryBudget::split(total, backend);
+                assert_eq!(b.page_cache + b.read_cache + b.write_behind, total, "{b:?}");
+                assert!(b.flush_bytes() >= 1);
+            }
+        }
+        let sqlite = MemoryBudget::split(256 << 20, DatabaseBackend::Sqlite);
+        assert_eq!((sqlite.page_cache, sqlite.read_cache), (32 << 20, 96 << 20));
+        assert_eq!(sqlite.flush_bytes(), 64 << 20);
+        let postgres = MemoryBudget::split(256 << 20, DatabaseBackend::Postgres);
+        assert_eq!((postgres.page_cache, postgres.read_cache), (0, 128 << 20));
+        assert_eq!(postgres.flush_bytes(), 64 << 20);
+    }
+}
