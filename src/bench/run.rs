@@ -507,6 +507,10 @@ mod tests {
             ensemble_handler_seconds_count{chain=\"1\",event=\"NewOwner\"} 10\n\
             ensemble_flush_seconds_sum{chain=\"1\"} 2\n\
             ensemble_flush_seconds_count{chain=\"1\"} 4\n\
+            ensemble_flush_bytes{chain=\"1\",quantile=\"0.5\"} 100\n\
+            ensemble_flush_bytes{chain=\"1\",quantile=\"1\"} 300\n\
+            ensemble_flush_bytes_sum{chain=\"1\"} 800\n\
+            ensemble_flush_bytes_count{chain=\"1\"} 4\n\
             ensemble_cache_hits_total{entity=\"domain\"} 3\n\
             ensemble_cache_misses_total{entity=\"domain\"} 1\n\
             ensemble_rpc_requests_total{chain=\"1\",event=\"eth_getLogs\"} 7\n";
@@ -514,6 +518,7 @@ mod tests {
         from_metrics(page, &mut report);
         assert_eq!(report.handlers["NewOwner"], HandlerTime { count: 10, seconds: 1.5 });
         assert_eq!(report.flushes, HandlerTime { count: 4, seconds: 2.0 });
+        assert_eq!(report.flush_bytes, (200.0, 300.0), "mean and largest flush");
         assert!((report.cache_hit_rate - 0.75).abs() < 1e-9);
         assert_eq!(report.rpc_requests["eth_getLogs"], 7);
         assert!((report.requests_per_10k_blocks() - 7.0).abs() < 1e-9);

@@ -70,7 +70,8 @@ pub struct Handler {
 }
 
 impl Handler {
-    /// A handler writing through `store`, flushing at `flush_rows` dirty rows.
+    /// A handler writing through `store`, flushing at `flush_rows` dirty rows or when the
+    /// dirty rows hold the store's share of the memory budget (`EntityStore::flush_bytes`).
     pub fn new(
         ctx: IndexContext,
         store: EntityStore,
