@@ -76,8 +76,8 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     /// Dirty, in-flight or cached row; `None` when the database must be asked.
     ///
     /// Rows pinned for the batch are looked at before the flush in flight, whose lookup is a
-    /// binary search: the two never share a key. The prefetch pins only keys that are not
-    /// uncommitted, and a flush begins only between batches, after the pins are dropped.
+    /// binary search: the two never share a key. The prefetch pins only keys that are neither
+    /// dirty nor in flight, and a flush begins only between batches, after the pins are dropped.
     fn local<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> Option<Option<M>>
     where
         K: Borrow<Q>,
@@ -132,20 +132,20 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
         self.inflight.begin(std::mem::take(&mut self.dirty))
     }
 
-    /// Stores `row` as dirty; returns by how many bytes the dirty set's heap grew (negative
-    /// when the new version holds less than the one it replaces). The map's own slots are
+    /// Stores `row` as dirty and keeps `heap`, the dirty set's heap bytes, up to date: a new
+    /// key adds its row and key, a replaced row the difference. The map's own slots are
     /// counted from its capacity ([`map_bytes`]).
-    fn put(&mut self, key: K, row: M) -> isize
+    fn put(&mut self, key: K, row: M, heap: &mut usize)
     where
         M: RowSize,
     {
         let key_part = key.key_bytes();
         let row_part = row.heap_bytes();
         self.cache.insert(key.clone(), Some(row.clone()));
-        match self.dirty.insert(key, row) {
-            Some(old) => row_part as isize - old.heap_bytes() as isize,
-            None => (key_part + row_part) as isize,
-        }
+        *heap = match self.dirty.insert(key, row) {
+            Some(old) => (*heap + row_part).saturating_sub(old.heap_bytes()),
+            None => *heap + key_part + row_part,
+        };
     }
 }
 
@@ -483,8 +483,7 @@ impl EntityStore {
         if !known {
             self.new.add_domain(&row);
         }
-        let grown = self.domains.put(row.id.clone(), row);
-        self.grow(grown);
+        self.domains.put(row.id.clone(), row, &mut self.dirty_heap);
     }
 
     /// Current versions of the domains listed in `ids`, in order, skipping unknown ids.
@@ -565,8 +564,7 @@ impl EntityStore {
         {
             self.new.add_label(&row.label_hash);
         }
-        let grown = self.labels.put(row.label_hash.clone(), row);
-        self.grow(grown);
+        self.labels.put(row.label_hash.clone(), row, &mut self.dirty_heap);
     }
 
     /// A registration by id.
@@ -580,8 +578,7 @@ impl EntityStore {
 
     /// Stores a registration.
     pub fn put_registration(&mut self, row: registration::Model) {
-        let grown = self.registrations.put(row.id.clone(), row);
-        self.grow(grown);
+        self.registrations.put(row.id.clone(), row, &mut self.dirty_heap);
     }
 
     /// A renewal by id.
@@ -591,8 +588,7 @@ impl EntityStore {
 
     /// Stores a renewal.
     pub fn put_renewal(&mut self, row: renewal::Model) {
-        let grown = self.renewals.put(row.id.clone(), row);
-        self.grow(grown);
+        self.renewals.put(row.id.clone(), row, &mut self.dirty_heap);
     }
 
     /// A resolver record by id.
@@ -603,8 +599,7 @@ impl EntityStore {
 
     /// Stores a resolver record.
     pub fn put_record(&mut self, row: resolver_record::Model) {
-        let grown = self.records.put(row.id.clone(), row);
-        self.grow(grown);
+        self.records.put(row.id.clone(), row, &mut self.dirty_heap);
     }
 
     /// Stores an address record (write-only: handlers never read them back).
@@ -697,10 +692,6 @@ impl EntityStore {
     /// Dirty bytes at which a flush is due, whatever the row count.
     pub fn flush_bytes(&self) -> usize {
         self.flush_bytes
-    }
-
-    fn grow(&mut self, by: isize) {
-        self.dirty_heap = self.dirty_heap.saturating_add_signed(by);
     }
 
     /// Hands every change since the last flush to a [`PendingFlush`]; the rows stay readable
