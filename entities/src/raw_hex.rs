@@ -56,6 +56,13 @@ macro_rules! raw_hex {
             }
         }
 
+        /// Never an auto-increment key: a label is keyed by its hash.
+        impl sea_orm::TryFromU64 for $name {
+            fn try_from_u64(_: u64) -> Result<Self, DbErr> {
+                Err(DbErr::ConvertFromU64(stringify!($name)))
+            }
+        }
+
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, "0x{}", hex::encode(&self.0))

@@ -28,6 +28,8 @@ mod m20261201_000017_packed_event_words;
 mod m20261201_000018_transaction_senders;
 mod m20261201_000019_parent_seq;
 mod m20261201_000020_contract_codes;
+mod m20261201_000021_raw_label_hashes;
+mod m20261201_000022_clustered_resolver_rows;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -57,6 +59,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000018_transaction_senders::Migration),
             Box::new(m20261201_000019_parent_seq::Migration),
             Box::new(m20261201_000020_contract_codes::Migration),
+            Box::new(m20261201_000021_raw_label_hashes::Migration),
+            Box::new(m20261201_000022_clustered_resolver_rows::Migration),
         ]
     }
 }

@@ -144,7 +144,7 @@ impl Builder {
         let parent_node = parent.map_or(B256::ZERO, |p| p.node);
         if self.labels_seen.insert(hash) {
             self.batch.labels.push(label::Model {
-                label_hash: hex_b256(hash),
+                label_hash: RawHash::new(hash.0),
                 label: Some(label.to_owned()),
                 interpreted: interpret_label(label),
             });

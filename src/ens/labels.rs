@@ -15,7 +15,7 @@ use entities::{
 
 use super::{
     HandlerError,
-    name::{encoded_label_hash, hex_b256, interpret_label, labelhash},
+    name::{encoded_label_hash, interpret_label, labelhash},
 };
 use crate::store::EntityStore;
 
@@ -40,7 +40,7 @@ pub async fn ensure_label(
     hash: B256,
     literal: Option<&str>,
 ) -> Result<String, HandlerError> {
-    let key = hex_b256(hash);
+    let key = RawHash::new(hash.0);
     let literal = literal.filter(|l| labelhash(l) == hash);
     let existing = store.label(&key).await?;
     match (existing, literal) {
@@ -96,7 +96,7 @@ async fn cascade(store: &mut EntityStore, label_hash: B256) -> Result<(), Handle
     while let Some((id, parent_name)) = queue.pop() {
         // The current version: an earlier step of this cascade may have renamed it.
         let Some(mut row) = store.domain(&id).await? else { continue };
-        let interpreted = match store.label(&row.label_hash.to_string()).await? {
+        let interpreted = match store.label(&row.label_hash).await? {
             Some(l) => l.interpreted,
             None => continue,
         };

@@ -7,9 +7,10 @@
 //! (a domain's latest registration) are prefetched by the store in a second round.
 
 use alloy::primitives::{B256, U256};
+use entities::raw_hex::RawHash;
 
 use super::{DecodedEvent, EnsEvent, IndexContext, name::resolver_record_id};
-use crate::{ens::name::hex_b256, store::entity_store::PrefetchKeys};
+use crate::store::entity_store::PrefetchKeys;
 
 /// Keys the handlers of `events` will look up.
 pub fn keys(ctx: &IndexContext, events: &[DecodedEvent]) -> PrefetchKeys {
@@ -23,7 +24,7 @@ pub fn keys(ctx: &IndexContext, events: &[DecodedEvent]) -> PrefetchKeys {
                 if *parent != B256::ZERO {
                     node(*parent);
                 }
-                keys.labels.push(hex_b256(*label));
+                keys.labels.push(RawHash::new(label.0));
             }
             EnsEvent::RegistryTransfer { node: n, .. }
             | EnsEvent::NewResolver { node: n, .. }
@@ -39,7 +40,7 @@ pub fn keys(ctx: &IndexContext, events: &[DecodedEvent]) -> PrefetchKeys {
             EnsEvent::ControllerRegistered { label, .. }
             | EnsEvent::ControllerRenewed { label, .. } => {
                 node(super::name::child_node(ctx.registrar_node, *label));
-                keys.labels.push(hex_b256(*label));
+                keys.labels.push(RawHash::new(label.0));
             }
             EnsEvent::AddrChanged { node: n, .. }
             | EnsEvent::AddressChanged { node: n, .. }

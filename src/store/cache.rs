@@ -6,7 +6,7 @@
 
 use std::{borrow::Borrow, hash::Hash};
 
-use entities::domain_key::DomainKey;
+use entities::{domain_key::DomainKey, raw_hex::RawHash};
 use moka::sync::Cache;
 
 use super::row_size::RowSize;
@@ -31,6 +31,12 @@ impl CacheKey for String {
 impl CacheKey for DomainKey {
     fn key_bytes(&self) -> usize {
         self.as_bytes().len()
+    }
+}
+
+impl CacheKey for RawHash {
+    fn key_bytes(&self) -> usize {
+        RawHash::BYTES
     }
 }
 

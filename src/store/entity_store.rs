@@ -191,7 +191,7 @@ pub struct PrefetchKeys {
     /// Domain keys.
     pub domains: Vec<DomainKey>,
     /// Label hashes.
-    pub labels: Vec<String>,
+    pub labels: Vec<RawHash>,
     /// Resolver record ids.
     pub records: Vec<String>,
 }
@@ -255,7 +255,7 @@ struct NewRows {
     by_label: HashMap<RawHash, Vec<DomainKey>>,
     children: HashMap<i64, Vec<DomainKey>>,
     domains: HashSet<DomainKey>,
-    labels: HashSet<String>,
+    labels: HashSet<RawHash>,
     /// Heap bytes of the keys and lists above.
     heap: usize,
 }
@@ -275,9 +275,9 @@ impl NewRows {
         }
     }
 
-    fn add_label(&mut self, label_hash: &str) {
-        if self.labels.insert(label_hash.to_owned()) {
-            self.heap += label_hash.len();
+    fn add_label(&mut self, label_hash: &RawHash) {
+        if self.labels.insert(label_hash.clone()) {
+            self.heap += label_hash.key_bytes();
         }
     }
 
@@ -341,7 +341,7 @@ pub struct EntityStore {
     /// Where flushes are written ([`super::database::writer_connection`]).
     writer: DatabaseConnection,
     domains: Table<domain::Model, DomainKey>,
-    labels: Table<label::Model>,
+    labels: Table<label::Model, RawHash>,
     registrations: Table<registration::Model>,
     renewals: Table<renewal::Model>,
     records: Table<resolver_record::Model>,
@@ -504,9 +504,7 @@ impl EntityStore {
         label_hash: &RawHash,
     ) -> Result<Vec<domain::Model>, StoreError> {
         let mut ids: Vec<DomainKey> = Vec::new();
-        // Label rows are keyed by hex text; domain rows hold the raw hash.
-        let label_key = label_hash.to_string();
-        if !self.new.labels.contains(&label_key) && !self.new_inflight.labels.contains(&label_key) {
+        if !self.new.labels.contains(label_hash) && !self.new_inflight.labels.contains(label_hash) {
             ids = domain::Entity::find()
                 .filter(domain::Column::LabelHash.eq(label_hash.clone()))
                 .all(&self.db)
@@ -553,7 +551,10 @@ impl EntityStore {
     }
 
     /// A label by hash.
-    pub async fn label(&mut self, label_hash: &str) -> Result<Option<label::Model>, StoreError> {
+    pub async fn label(
+        &mut self,
+        label_hash: &RawHash,
+    ) -> Result<Option<label::Model>, StoreError> {
         load::<label::Entity, _, _>(&self.db, &self.labels, label_hash, "load label").await
     }
 

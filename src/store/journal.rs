@@ -298,7 +298,7 @@ pub async fn rollback(
                 "domains" => {
                     restore::<domain::Entity, _, domain::DomainKey>(&txn, key, prior).await?
                 }
-                "labels" => restore::<label::Entity, _, String>(&txn, key, prior).await?,
+                "labels" => restore::<label::Entity, _, label::RawHash>(&txn, key, prior).await?,
                 "registrations" => {
                     restore::<registration::Entity, _, String>(&txn, key, prior).await?
                 }

@@ -41,7 +41,7 @@ impl RowSize for domain::Model {
 
 impl RowSize for label::Model {
     fn heap_bytes(&self) -> usize {
-        text(&self.label_hash) + opt(&self.label) + text(&self.interpreted)
+        RawHash::BYTES + opt(&self.label) + text(&self.interpreted)
     }
 }
 
@@ -118,10 +118,10 @@ mod tests {
 
     #[test]
     fn strings_count_toward_the_size() {
-        let short =
-            label::Model { label_hash: "0x01".into(), label: None, interpreted: "a".into() };
+        let hash = RawHash::new([1; RawHash::BYTES]);
+        let short = label::Model { label_hash: hash.clone(), label: None, interpreted: "a".into() };
         let long = label::Model {
-            label_hash: "0x01".into(),
+            label_hash: hash,
             label: Some("x".repeat(1000)),
             interpreted: "x".repeat(1000),
         };

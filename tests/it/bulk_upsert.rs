@@ -81,7 +81,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         .iter()
         .enumerate()
         .map(|(i, text)| label::Model {
-            label_hash: format!("0x{i:064x}"),
+            label_hash: label::RawHash::new([i as u8; label::RawHash::BYTES]),
             label: (i != 2).then(|| (*text).to_owned()),
             interpreted: format!("[{text}]"),
         })

@@ -123,6 +123,25 @@ async fn converts(backend: Backend) {
         .unwrap();
     }
 
+    // A known and an unknown label, keyed by hex text until migration 21.
+    conn.execute_unprepared(&format!(
+        "INSERT INTO labels (label_hash, label, interpreted) VALUES ('{}', 'eth', 'eth'), \
+         ('{}', NULL, '[{}]')",
+        node(0xfe),
+        node(0xfd),
+        &node(0xfd)[2..]
+    ))
+    .await
+    .unwrap();
+
+    // Resolver rows, which migration 22 moves into tables without rowids on SQLite.
+    for sql in [
+        "INSERT INTO resolver_addresses (record_id, coin_type, address) VALUES ('r1', 60, '0xaa')",
+        "INSERT INTO resolver_texts (record_id, key_hash, key, value) VALUES ('r1', '0xbb', 'url', 'x')",
+    ] {
+        conn.execute_unprepared(sql).await.unwrap();
+    }
+
     // A first backfill had set the owner-by-name listing aside (migration 9).
     conn.execute_unprepared("DROP INDEX domains_owner_name_id").await.unwrap();
     conn.execute_unprepared(
@@ -182,19 +201,61 @@ async fn converts(backend: Backend) {
         .unwrap()
         .unwrap();
     assert_eq!(stored.try_get::<i32>("", "n").unwrap(), 20, "the owner is 20 raw bytes");
+    // Migration 22: the resolver rows survive the rebuild, and so does the address index.
+    assert_eq!(rows(&after, "resolver_addresses"), vec![json!(["r1", 60, "0xaa"])]);
+    assert_eq!(rows(&after, "resolver_texts"), vec![json!(["r1", "0xbb", "url", "x"])]);
+    if matches!(backend, Backend::Sqlite) {
+        let clustered = conn
+            .query_one_raw(sea_orm::Statement::from_string(
+                sea_orm::DatabaseBackend::Sqlite,
+                "SELECT count(*) AS n FROM sqlite_master WHERE sql LIKE '%WITHOUT ROWID' \
+                 AND name IN ('labels', 'resolver_addresses', 'resolver_texts')",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(clustered.try_get::<i64>("", "n").unwrap(), 3);
+        let plan = conn
+            .query_one_raw(sea_orm::Statement::from_string(
+                sea_orm::DatabaseBackend::Sqlite,
+                "EXPLAIN QUERY PLAN SELECT record_id FROM resolver_addresses WHERE address = '0xaa'",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        let detail: String = plan.try_get("", "detail").unwrap();
+        assert!(detail.contains("resolver_addresses_address"), "{detail}");
+    }
+    // Migration 21: label hashes are raw bytes, and read back as the hex they were.
+    assert_eq!(
+        rows(&after, "labels"),
+        vec![
+            json!([node(0xfd), null, format!("[{}]", &node(0xfd)[2..])]),
+            json!([node(0xfe), "eth", "eth"]),
+        ]
+    );
+    let stored = conn
+        .query_one_raw(sea_orm::Statement::from_string(
+            conn.get_database_backend(),
+            "SELECT min(length(label_hash)) AS n FROM labels",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.try_get::<i32>("", "n").unwrap(), 32, "label hashes are 32 raw bytes");
     if matches!(backend, Backend::Postgres) {
         // Migration 13: text keys compare bytewise.
         let row = conn
             .query_one_raw(sea_orm::Statement::from_string(
                 sea_orm::DatabaseBackend::Postgres,
                 "SELECT count(*) AS n FROM information_schema.columns WHERE collation_name = 'C' \
-                 AND (table_name, column_name) IN (('labels', 'label_hash'), ('registrations', 'registrar'), \
+                 AND (table_name, column_name) IN (('registrations', 'registrar'), \
                  ('resolver_records', 'id'))",
             ))
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(row.try_get::<i64>("", "n").unwrap(), 3);
+        assert_eq!(row.try_get::<i64>("", "n").unwrap(), 2);
     }
     let registrations: Vec<Value> =
         rows(&after, "registrations").iter().map(|r| json!([r[0], r[1]])).collect();
