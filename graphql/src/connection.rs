@@ -195,21 +195,37 @@ fn escape_like(text: &str) -> String {
 }
 
 /// Names containing `text`, through each engine's trigram index: PostgreSQL's `pg_trgm` GIN
-/// index serves `LIKE '%text%'` itself; on SQLite the FTS5 trigram table `domains_name_fts`
-/// (kept in step with `domains` by triggers) is asked for the matching rowids.
+/// index serves `LIKE '%text%'` itself. On SQLite the FTS5 trigram table `domains_name_fts`
+/// (kept in step with `domains` by triggers) keeps which names hold each trigram but not
+/// where (migration 23), so it answers only whether a name holds every trigram of `text`:
+/// those rowids are candidates, and `instr` keeps the names that hold `text` itself (the API
+/// lowercased it already). Trigrams are matched as terms, not as a `LIKE` pattern,
+/// so a `%` or `_` in `text` is a character like any other and never a wildcard that would
+/// make the trigram table scan every name.
 fn contains(text: &str, backend: DbBackend) -> SimpleExpr {
     match backend {
-        DbBackend::Sqlite => {
-            // An FTS5 phrase: double quotes inside are doubled.
-            let phrase = format!("\"{}\"", text.replace('"', "\"\""));
-            Expr::cust_with_values(
-                "domains.rowid IN (SELECT rowid FROM domains_name_fts WHERE domains_name_fts MATCH ?)",
-                [phrase],
-            )
-        }
+        DbBackend::Sqlite => Expr::cust_with_values(
+            "domains.rowid IN (SELECT rowid FROM domains_name_fts WHERE domains_name_fts MATCH ?) \
+             AND instr(domains.name, ?) > 0",
+            [trigram_query(text), text.to_owned()],
+        ),
         _ => domain::Column::Name
             .like(LikeExpr::new(format!("%{}%", escape_like(text))).escape('\\')),
     }
+}
+
+/// The FTS5 query for names holding every trigram of `text` (at least three characters):
+/// each distinct trigram a quoted term (double quotes doubled), joined by `AND`.
+fn trigram_query(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut terms: Vec<String> = chars.windows(3).map(|w| w.iter().collect()).collect();
+    terms.sort_unstable();
+    terms.dedup();
+    terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" AND ")
 }
 
 /// The sort value of a row for an ordering.
@@ -482,5 +498,20 @@ impl DomainConnection {
         crate::schema_retry::retry_schema_change(|| select.clone().count(db))
             .await
             .map_err(internal)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trigram_query;
+
+    #[test]
+    fn trigrams_are_distinct_quoted_terms() {
+        assert_eq!(trigram_query("abcb"), r#""abc" AND "bcb""#);
+        assert_eq!(trigram_query("aaaa"), r#""aaa""#);
+        // Quotes are doubled; `%` and `_` are plain characters.
+        assert_eq!(trigram_query(r#"a"%_"#), r#""""%_" AND "a""%""#);
+        // Trigrams are of characters, not bytes.
+        assert_eq!(trigram_query("né.eth").matches(" AND ").count(), 3);
     }
 }

@@ -160,6 +160,21 @@ async fn every_order_and_direction(backend: Backend, chain_id: u64) {
         }
     }
 
+    // `contains` is an exact substring on both engines, `_` and `%` are not wildcards, and the
+    // text is lowercased first (names are normalized, so lower case).
+    for text in ["me01", "me_1", "m%01", "ME01", "e01.et"] {
+        let query =
+            format!("{{ domains(where: {{name: {{contains: \"{text}\"}}}}) {{ totalCount }} }}");
+        let response = schema.execute(query.as_str()).await;
+        assert!(response.errors.is_empty(), "{query}: {:?}", response.errors);
+        let want = all.iter().filter(|d| d.name.contains(&text.to_lowercase())).count();
+        assert_eq!(
+            response.data.into_json().unwrap()["domains"]["totalCount"],
+            json!(want),
+            "{text}"
+        );
+    }
+
     // A cursor from NAME ASC is refused by DEPTH ASC.
     let p = page(&schema, &listings[2], "(order: {by: NAME, dir: ASC}, first: 1)").await;
     let cursor = p["pageInfo"]["endCursor"].as_str().unwrap().to_owned();
