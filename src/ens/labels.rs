@@ -48,11 +48,14 @@ pub async fn ensure_label(
         (Some(row), Some(_)) if row.label.is_some() => Ok(row.interpreted),
         (Some(row), Some(lit)) => {
             let interpreted = interpret_label(lit);
-            store.put_label(label::Model {
-                label_hash: key.clone(),
-                label: Some(lit.to_owned()),
-                interpreted: interpreted.clone(),
-            });
+            store.put_label(
+                label::Model {
+                    label_hash: key.clone(),
+                    label: Some(lit.to_owned()),
+                    interpreted: interpreted.clone(),
+                },
+                false,
+            );
             if interpreted != row.interpreted {
                 cascade(store, hash).await?;
             }
@@ -61,11 +64,14 @@ pub async fn ensure_label(
         (None, lit) => {
             let lit = lit.or_else(|| well_known_label(hash));
             let interpreted = lit.map_or_else(|| encoded_label_hash(hash), interpret_label);
-            store.put_label(label::Model {
-                label_hash: key,
-                label: lit.map(str::to_owned),
-                interpreted: interpreted.clone(),
-            });
+            store.put_label(
+                label::Model {
+                    label_hash: key,
+                    label: lit.map(str::to_owned),
+                    interpreted: interpreted.clone(),
+                },
+                true,
+            );
             Ok(interpreted)
         }
     }

@@ -558,11 +558,13 @@ impl EntityStore {
         load::<label::Entity, _, _>(&self.db, &self.labels, label_hash, "load label").await
     }
 
-    /// Stores a label.
-    pub fn put_label(&mut self, row: label::Model) {
-        if !self.labels.uncommitted(&row.label_hash)
-            && !self.labels.cache.holds_row(&row.label_hash)
-        {
+    /// Stores a label; `created` when no version of it was stored before. The caller says so
+    /// because it read the label first: the cache cannot tell, since it may have evicted (or
+    /// never admitted) the row that read returned, and a stored label taken for new hides its
+    /// domains from [`EntityStore::domains_with_label`], so its heal renamed nothing (seen as
+    /// an intermittent failure of the handlers' heal test).
+    pub fn put_label(&mut self, row: label::Model, created: bool) {
+        if created && !self.labels.uncommitted(&row.label_hash) {
             self.new.add_label(&row.label_hash);
         }
         self.labels.put(row.label_hash.clone(), row, &mut self.dirty_heap);
