@@ -74,8 +74,8 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
             "registrations",
             json!([
                 r.id,
-                r.domain_id,
-                r.index,
+                r.domain_id(),
+                r.index(),
                 r.kind,
                 r.registrar_chain_id,
                 r.registrar,

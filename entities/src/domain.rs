@@ -106,9 +106,9 @@ impl Model {
     /// Id of the latest registration, `${domainId}-${registration_count - 1}`, if any.
     /// Registrations are opened only by appending, so the latest is always the last index; it
     /// is derived rather than stored (a 115-character column on every domain row).
-    pub fn registration_id(&self) -> Option<String> {
-        (self.registration_count > 0)
-            .then(|| format!("{}-{}", self.id, self.registration_count - 1))
+    pub fn registration_id(&self) -> Option<crate::registration_key::RegistrationKey> {
+        let latest = u32::try_from(self.registration_count.checked_sub(1)?).ok()?;
+        Some(crate::registration_key::RegistrationKey::new(&self.id, latest))
     }
 }
 

@@ -48,6 +48,11 @@ impl DomainKey {
         Self(bytes)
     }
 
+    /// The key whose raw bytes are `bytes` (the first bytes of a key that embeds a domain's).
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Self {
+        Self(bytes.to_vec())
+    }
+
     /// Whether `chain_id` fits a key.
     pub fn holds_chain(chain_id: u64) -> bool {
         u32::try_from(chain_id).is_ok()

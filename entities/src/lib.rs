@@ -30,6 +30,7 @@ pub mod label;
 pub mod packed_words;
 pub mod raw_hex;
 pub mod registration;
+pub mod registration_key;
 pub mod renewal;
 pub mod resolver_address;
 pub mod resolver_record;

@@ -1,20 +1,19 @@
 //! `registrations`: append-only registrations per domain (`${domainId}-${index}`); the domain
 //! points at its latest one. Prices come later in the same transaction from the controller and
-//! are patched onto the latest registration.
+//! are patched onto the latest registration. The domain and the index are the key's two parts
+//! ([`RegistrationKey`]), not columns of their own.
 
 use sea_orm::entity::prelude::*;
+
+pub use crate::{domain_key::DomainKey, registration_key::RegistrationKey};
 
 /// A registration.
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
 #[sea_orm(table_name = "registrations")]
 pub struct Model {
-    /// `${domainId}-${index}`.
+    /// `${domainId}-${index}`, as (domain, index) bytes.
     #[sea_orm(primary_key, auto_increment = false)]
-    pub id: String,
-    /// The registered domain.
-    pub domain_id: crate::domain_key::DomainKey,
-    /// 0-based index within the domain.
-    pub index: i32,
+    pub id: RegistrationKey,
     /// `BaseRegistrar` or `NameWrapper`.
     pub kind: String,
     /// Chain of the registrar contract.
@@ -50,3 +49,15 @@ pub struct Model {
 pub enum Relation {}
 
 impl ActiveModelBehavior for ActiveModel {}
+
+impl Model {
+    /// The registered domain.
+    pub fn domain_id(&self) -> DomainKey {
+        self.id.domain_id()
+    }
+
+    /// 0-based index within the domain.
+    pub fn index(&self) -> i32 {
+        i32::try_from(self.id.index()).unwrap_or(i32::MAX)
+    }
+}

@@ -28,6 +28,8 @@ pub enum KeyPart {
     Int(i64),
     /// A text column.
     Text(String),
+    /// A binary column (a raw key).
+    Bytes(Vec<u8>),
 }
 
 impl From<KeyPart> for sea_orm::Value {
@@ -35,6 +37,7 @@ impl From<KeyPart> for sea_orm::Value {
         match part {
             KeyPart::Int(v) => v.into(),
             KeyPart::Text(v) => v.into(),
+            KeyPart::Bytes(v) => v.into(),
         }
     }
 }

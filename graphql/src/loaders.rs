@@ -70,7 +70,7 @@ pub type DomainLoader = RowsBy<domain::Entity, DomainKey>;
 /// Domains by creation number (how a domain names its parent).
 pub type DomainBySeqLoader = RowsBy<domain::Entity, i64>;
 /// Registrations by id.
-pub type RegistrationLoader = RowsBy<registration::Entity>;
+pub type RegistrationLoader = RowsBy<registration::Entity, registration::RegistrationKey>;
 /// Resolver records by id.
 pub type RecordLoader = RowsBy<resolver_record::Entity>;
 /// Address records by resolver record id, in coin type order.
@@ -309,7 +309,7 @@ pub fn add_loaders<Q, M, S>(
             domain::Column::Seq,
             |r| &r.seq,
         )))
-        .data(loader::<_, String>(RegistrationLoader::new(
+        .data(loader::<_, registration::RegistrationKey>(RegistrationLoader::new(
             db.clone(),
             registration::Column::Id,
             registration::Column::Id,

@@ -31,6 +31,7 @@ mod m20261201_000020_contract_codes;
 mod m20261201_000021_raw_label_hashes;
 mod m20261201_000022_clustered_resolver_rows;
 mod m20261201_000023_name_search_without_positions;
+mod m20261201_000024_registration_keys;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -63,6 +64,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000021_raw_label_hashes::Migration),
             Box::new(m20261201_000022_clustered_resolver_rows::Migration),
             Box::new(m20261201_000023_name_search_without_positions::Migration),
+            Box::new(m20261201_000024_registration_keys::Migration),
         ]
     }
 }

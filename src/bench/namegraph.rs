@@ -183,9 +183,7 @@ impl Builder {
         if registered {
             let expiry = created_at + self.rng.random_range(1..=5) * YEAR;
             self.batch.registrations.push(registration::Model {
-                id: format!("{id}-0"),
-                domain_id: id,
-                index: 0,
+                id: registration::RegistrationKey::new(&id, 0),
                 kind: "BaseRegistrar".into(),
                 registrar_chain_id: CHAIN_ID as i64,
                 registrar: hex_address(BASE_REGISTRAR),

@@ -64,7 +64,7 @@ pub async fn name_renewed(
     let reg = healed_registration(ctx, store, name, label).await?;
     let reg_id = reg.id;
     let Some(last) = reg.renewal_count.checked_sub(1) else {
-        return Err(HandlerError::unknown("renewal", reg_id));
+        return Err(HandlerError::unknown("renewal", reg_id.to_string()));
     };
     let renewal_id = format!("{reg_id}-{last}");
     let Some(mut renewal) = store.renewal(&renewal_id).await? else {

@@ -32,11 +32,9 @@ pub fn open(
     meta: &EventMeta,
     opening: Opening,
 ) {
-    let index = domain.registration_count;
+    let index = u32::try_from(domain.registration_count).unwrap_or_default();
     store.put_registration(registration::Model {
-        id: format!("{}-{index}", domain.id),
-        domain_id: domain.id.clone(),
-        index,
+        id: registration::RegistrationKey::new(&domain.id, index),
         kind: opening.kind.to_owned(),
         registrar_chain_id: ctx.chain_id as i64,
         registrar: hex_address(registrar),
@@ -60,8 +58,8 @@ pub fn open(
 /// Stores `reg` and mirrors its expiry onto its domain when it is the domain's latest
 /// registration, the one with the last index (domain listings order by it).
 pub async fn save(store: &mut EntityStore, reg: registration::Model) -> Result<(), HandlerError> {
-    if let Some(mut domain) = store.domain(&reg.domain_id).await?
-        && reg.index + 1 == domain.registration_count
+    if let Some(mut domain) = store.domain(&reg.domain_id()).await?
+        && reg.index() + 1 == domain.registration_count
     {
         let expiry = reg.expiry.unwrap_or(i64::MAX);
         if domain.registration_expiry != expiry {
@@ -94,7 +92,7 @@ pub async fn renew(
     let index = reg.renewal_count;
     store.put_renewal(renewal::Model {
         id: format!("{}-{index}", reg.id),
-        registration_id: reg.id.clone(),
+        registration_id: reg.id.to_string(),
         index,
         duration: expiry.saturating_sub(reg.expiry.unwrap_or(expiry)),
         expiry,

@@ -6,7 +6,7 @@
 
 use std::{borrow::Borrow, hash::Hash};
 
-use entities::{domain_key::DomainKey, raw_hex::RawHash};
+use entities::{domain_key::DomainKey, raw_hex::RawHash, registration_key::RegistrationKey};
 use moka::sync::Cache;
 
 use super::row_size::RowSize;
@@ -29,6 +29,12 @@ impl CacheKey for String {
 }
 
 impl CacheKey for DomainKey {
+    fn key_bytes(&self) -> usize {
+        self.as_bytes().len()
+    }
+}
+
+impl CacheKey for RegistrationKey {
     fn key_bytes(&self) -> usize {
         self.as_bytes().len()
     }

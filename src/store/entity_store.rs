@@ -17,8 +17,9 @@ use std::{borrow::Borrow, hash::Hash};
 
 use entities::{
     domain::{self, DomainKey, RawHash},
-    event, event_block, event_transaction, label, registration, renewal, resolver_address,
-    resolver_record, resolver_text,
+    event, event_block, event_transaction, label,
+    registration::{self, RegistrationKey},
+    renewal, resolver_address, resolver_record, resolver_text,
 };
 // foldhash rather than std's SipHash: the handler thread hashes every key it reads or writes
 // several times over (dirty, in flight, batch, cache), and SipHash was 6% of its profile.
@@ -342,7 +343,7 @@ pub struct EntityStore {
     writer: DatabaseConnection,
     domains: Table<domain::Model, DomainKey>,
     labels: Table<label::Model, RawHash>,
-    registrations: Table<registration::Model>,
+    registrations: Table<registration::Model, RegistrationKey>,
     renewals: Table<renewal::Model>,
     records: Table<resolver_record::Model>,
     addresses: HashMap<(String, i64), resolver_address::Model>,
@@ -445,7 +446,7 @@ impl EntityStore {
             |r| &r.id,
         )
         .await?;
-        let registrations: Vec<String> = domains
+        let registrations: Vec<RegistrationKey> = domains
             .iter()
             .filter_map(|id| self.domains.peek(id).and_then(|row| row.registration_id()))
             .collect();
@@ -573,7 +574,7 @@ impl EntityStore {
     /// A registration by id.
     pub async fn registration(
         &mut self,
-        id: &str,
+        id: &RegistrationKey,
     ) -> Result<Option<registration::Model>, StoreError> {
         load::<registration::Entity, _, _>(&self.db, &self.registrations, id, "load registration")
             .await

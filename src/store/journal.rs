@@ -300,7 +300,10 @@ pub async fn rollback(
                 }
                 "labels" => restore::<label::Entity, _, label::RawHash>(&txn, key, prior).await?,
                 "registrations" => {
-                    restore::<registration::Entity, _, String>(&txn, key, prior).await?
+                    restore::<registration::Entity, _, registration::RegistrationKey>(
+                        &txn, key, prior,
+                    )
+                    .await?
                 }
                 "renewals" => restore::<renewal::Entity, _, String>(&txn, key, prior).await?,
                 "resolver_records" => {

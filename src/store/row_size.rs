@@ -47,8 +47,7 @@ impl RowSize for label::Model {
 
 impl RowSize for registration::Model {
     fn heap_bytes(&self) -> usize {
-        text(&self.id)
-            + self.domain_id.key_bytes()
+        self.id.key_bytes()
             + text(&self.kind)
             + text(&self.registrar)
             + opt(&self.registrant)

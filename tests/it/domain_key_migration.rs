@@ -11,7 +11,9 @@
 //! indexes on it (a deferred one is recorded again in its new form), keeps the name search
 //! working, and gives the old journal's images their row's number. Migration 19 names each
 //! parent by its number (`parent_seq`), in the rows and in the old journal's images, and
-//! children are still found through their parent.
+//! children are still found through their parent. Migration 24 keys registrations by
+//! (domain, index) bytes: the ids read back as the same text, a domain's registrations list in
+//! index order (not text order), and an old journal image of a registration still restores.
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
@@ -77,15 +79,18 @@ async fn converts(backend: Backend) {
     insert_domain(&conn, 8453, 3, None, "base", &owner).await;
     let other = format!("0x{}", "cd".repeat(20));
     insert_domain(&conn, 1, 4, Some(1), "old.eth", &other).await;
-    conn.execute_unprepared(&format!(
-        "INSERT INTO registrations (id, domain_id, \"index\", kind, registrar_chain_id, registrar, \
-         registrant, start, expiry, grace_period, base_cost, premium, referrer, fuses, wrapped, \
-         renewal_count, block_number) VALUES ('{0}-0', '{0}', 0, 'BaseRegistrar', 1, '{REGISTRY}', \
-         NULL, 10, 20, 0, NULL, NULL, NULL, NULL, FALSE, 0, 1)",
-        id(1, 2)
-    ))
-    .await
-    .unwrap();
+    // Three registrations of one domain; as text their ids sort 0, 10, 2.
+    for index in [0, 10, 2] {
+        conn.execute_unprepared(&format!(
+            "INSERT INTO registrations (id, domain_id, \"index\", kind, registrar_chain_id, \
+             registrar, registrant, start, expiry, grace_period, base_cost, premium, referrer, \
+             fuses, wrapped, renewal_count, block_number) VALUES ('{0}-{index}', '{0}', {index}, \
+             'BaseRegistrar', 1, '{REGISTRY}', NULL, 10, 20, 0, NULL, NULL, NULL, NULL, FALSE, 0, 1)",
+            id(1, 2)
+        ))
+        .await
+        .unwrap();
+    }
 
     // A journaled window above finality, written before the migration: it created
     // `vitalik.eth` and changed the owners of `eth` and `old.eth`, whose prior images hold
@@ -122,6 +127,22 @@ async fn converts(backend: Backend) {
         .await
         .unwrap();
     }
+    // The window also changed registration 0's expiry; its image holds the text id and the
+    // domain and index columns that migration 24 drops.
+    let registration_prior = json!({
+        "id": format!("{}-0", id(1, 2)), "domain_id": id(1, 2), "index": 0,
+        "kind": "BaseRegistrar", "registrar_chain_id": 1, "registrar": REGISTRY,
+        "registrant": null, "start": 10, "expiry": 5, "grace_period": 0, "base_cost": null,
+        "premium": null, "referrer": null, "fuses": null, "wrapped": false, "renewal_count": 0,
+        "block_number": 1,
+    });
+    conn.execute_unprepared(&format!(
+        "INSERT INTO journal_entries (chain_id, window_start, table_name, row_key, prior) \
+         VALUES (1, 100, 'registrations', '{}-0', '{registration_prior}')",
+        id(1, 2)
+    ))
+    .await
+    .unwrap();
 
     // A known and an unknown label, keyed by hex text until migration 21.
     conn.execute_unprepared(&format!(
@@ -209,12 +230,12 @@ async fn converts(backend: Backend) {
             .query_one_raw(sea_orm::Statement::from_string(
                 sea_orm::DatabaseBackend::Sqlite,
                 "SELECT count(*) AS n FROM sqlite_master WHERE sql LIKE '%WITHOUT ROWID' \
-                 AND name IN ('labels', 'resolver_addresses', 'resolver_texts')",
+                 AND name IN ('labels', 'resolver_addresses', 'resolver_texts', 'registrations')",
             ))
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(clustered.try_get::<i64>("", "n").unwrap(), 3);
+        assert_eq!(clustered.try_get::<i64>("", "n").unwrap(), 4);
         let plan = conn
             .query_one_raw(sea_orm::Statement::from_string(
                 sea_orm::DatabaseBackend::Sqlite,
@@ -257,14 +278,35 @@ async fn converts(backend: Backend) {
             .unwrap();
         assert_eq!(row.try_get::<i64>("", "n").unwrap(), 2);
     }
+    // Migration 24: (id, domain id, index) read back as they were, in index order.
     let registrations: Vec<Value> =
-        rows(&after, "registrations").iter().map(|r| json!([r[0], r[1]])).collect();
-    assert_eq!(registrations, vec![json!([format!("{}-0", id(1, 2)), id(1, 2)])]);
+        rows(&after, "registrations").iter().map(|r| json!([r[0], r[1], r[2]])).collect();
+    let registration = |index: i32| json!([format!("{}-{index}", id(1, 2)), id(1, 2), index]);
+    assert_eq!(registrations, vec![registration(0), registration(2), registration(10)]);
+    let stored = conn
+        .query_one_raw(sea_orm::Statement::from_string(
+            conn.get_database_backend(),
+            "SELECT min(length(id)) AS n, max(length(id)) AS m FROM registrations",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.try_get::<i32>("", "n").unwrap(), 60, "keys are 60 raw bytes");
+    assert_eq!(stored.try_get::<i32>("", "m").unwrap(), 60);
+    // Qualified: SQLite reads an unknown unqualified `"index"` as a string literal.
+    for column in ["domain_id", "\"index\""] {
+        let select = format!("SELECT registrations.{column} FROM registrations");
+        assert!(
+            conn.execute_unprepared(&select).await.is_err(),
+            "migration 24 dropped registrations.{column}"
+        );
+    }
 
     let schema = graphql::build_schema(conn.clone());
     let query = format!(
         "{{ domain(by: {{id: \"{}\"}}) {{ id parent {{ id }} subdomains {{ edges {{ node {{ id }} }} }} }} \
-           child: domain(by: {{id: \"{}\"}}) {{ registration {{ id }} registry {{ id }} }} \
+           child: domain(by: {{id: \"{}\"}}) {{ registration {{ id }} registry {{ id }} \
+             registrations(first: 2) {{ edges {{ node {{ id }} }} pageInfo {{ endCursor }} }} }} \
            base: domain(by: {{id: \"{}\"}}) {{ canonical {{ name {{ interpreted }} }} }} }}",
         id(1, 1).to_uppercase().replace("0X", "0x"),
         id(1, 2),
@@ -281,6 +323,26 @@ async fn converts(backend: Backend) {
         "children by name, found by the parent's number"
     );
     assert_eq!(data["child"]["registration"]["id"], format!("{}-0", id(1, 2)));
+    let page = |data: &Value| -> Vec<Value> {
+        data["child"]["registrations"]["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["node"]["id"].clone())
+            .collect()
+    };
+    let registration_id = |index: i32| json!(format!("{}-{index}", id(1, 2)));
+    assert_eq!(page(&data), [registration_id(0), registration_id(2)], "oldest first");
+    let cursor = data["child"]["registrations"]["pageInfo"]["endCursor"].as_str().unwrap();
+    let next = schema
+        .execute(format!(
+            "{{ child: domain(by: {{id: \"{}\"}}) {{ registrations(after: \"{cursor}\") \
+               {{ edges {{ node {{ id }} }} }} }} }}",
+            id(1, 2)
+        ))
+        .await;
+    assert!(next.errors.is_empty(), "{:?}", next.errors);
+    assert_eq!(page(&next.data.into_json().unwrap()), [registration_id(10)], "the next page");
     assert_eq!(data["child"]["registry"]["id"], format!("1-{REGISTRY}-{}", node(1)));
     assert_eq!(data["base"]["canonical"]["name"]["interpreted"], "base");
 
@@ -347,6 +409,9 @@ async fn converts(backend: Backend) {
     let child = rolled.iter().find(|d| d[10] == "old.eth").unwrap();
     assert_eq!(child[6], OLD_OWNER);
     assert_eq!(child[5], eth[19], "the restored image names its parent by number");
+    let restored = rows(&ensemble::dump::dump(&conn).await.unwrap(), "registrations");
+    let first = restored.iter().find(|r| r[2] == 0).unwrap();
+    assert_eq!((&first[0], &first[8]), (&registration_id(0), &json!(5)), "the old image restored");
 }
 
 #[actix_rt::test]

@@ -4,7 +4,12 @@
 
 use alloy::primitives::U256;
 use async_graphql::{Context, Error, Interface, Object, SimpleObject, dataloader::DataLoader};
-use entities::{domain, domain_key::DomainKey, registration, renewal};
+use entities::{
+    domain,
+    domain_key::DomainKey,
+    registration::{self, RegistrationKey},
+    renewal,
+};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use super::{Account, AccountId, DomainInterface, Event};
@@ -88,7 +93,7 @@ async fn domain_of(
     row: &registration::Model,
 ) -> Result<Option<domain::Model>, Error> {
     let loader = ctx.data::<DataLoader<DomainLoader>>()?;
-    load_row(loader, row.domain_id.clone()).await
+    load_row(loader, row.domain_id()).await
 }
 
 /// The registrar or NameWrapper event in the registration's block that opened it.
@@ -127,12 +132,13 @@ pub async fn list_registrations(
     domain_id: &DomainKey,
     paging: Paging,
 ) -> Result<RegistrationConnection, Error> {
-    let select =
-        registration::Entity::find().filter(registration::Column::DomainId.eq(domain_id.clone()));
+    // One domain's registrations are one range of the primary key, in index order.
+    let (first, last) = RegistrationKey::range_of(domain_id);
+    let select = registration::Entity::find().filter(registration::Column::Id.between(first, last));
     let keyset = Keyset::<registration::Entity> {
         of: "registrations",
-        columns: key_columns([registration::Column::Index]),
-        key: |r| vec![KeyPart::Int(i64::from(r.index))],
+        columns: key_columns([registration::Column::Id]),
+        key: |r| vec![KeyPart::Bytes(r.id.as_bytes().to_vec())],
         index_prefix: None,
     };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Registration::from_model);
@@ -164,7 +170,7 @@ macro_rules! registration_object {
         impl $ty {
             /// `${domainId}-${index}`.
             async fn id(&self) -> RegistrationId {
-                RegistrationId(self.0.id.clone())
+                RegistrationId(self.0.id.to_string())
             }
 
             /// The registered domain.
@@ -218,7 +224,8 @@ macro_rules! registration_object {
                 before: Option<String>,
             ) -> Result<RenewalConnection, Error> {
                 let db = ctx.data::<DatabaseConnection>()?;
-                list_renewals(db, &self.0.id, Paging { first, after, last, before }).await
+                let id = self.0.id.to_string();
+                list_renewals(db, &id, Paging { first, after, last, before }).await
             }
 
             $($own)*
@@ -252,7 +259,7 @@ registration_object!(BaseRegistrarRegistration {
     async fn wrapped(&self) -> Option<WrappedBaseRegistrarRegistration> {
         self.0.wrapped.then(|| WrappedBaseRegistrarRegistration {
             fuses: self.0.fuses.unwrap_or_default(),
-            token_id: decimal(self.0.domain_id.node()),
+            token_id: decimal(self.0.domain_id().node()),
         })
     }
 });
@@ -265,7 +272,7 @@ registration_object!(NameWrapperRegistration {
 
     /// The ERC-1155 token id (the node).
     async fn token_id(&self) -> BigInt {
-        decimal(self.0.domain_id.node())
+        decimal(self.0.domain_id().node())
     }
 });
 
