@@ -57,7 +57,7 @@ pub async fn new_owner(
     let interpreted = ensure_label(store, label, reverse_label.as_deref()).await?;
     let (name, depth) = child_name(&interpreted, parent_row.as_ref());
     let seq = store.next_domain_seq(ctx.chain_id).await?;
-    store.put_domain(domain::Model {
+    store.create_domain(domain::Model {
         id,
         seq,
         chain_id: ctx.chain_id as i64,

@@ -108,15 +108,6 @@ impl<V: Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> {
         self.inner.get(key).flatten()
     }
 
-    /// Whether a row (not an absence) is cached; not counted as a lookup.
-    pub fn holds_row<Q>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        matches!(self.inner.get(key), Some(Some(_)))
-    }
-
     /// Remembers a row (or its absence).
     pub fn insert(&self, key: K, value: Option<V>) {
         self.inner.insert(key, value);

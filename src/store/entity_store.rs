@@ -471,7 +471,17 @@ impl EntityStore {
         self.seqs.next(&self.db, chain_id).await
     }
 
-    /// Stores a domain. A domain's `seq`, `label_hash` and `parent_seq` must never change.
+    /// Stores a domain that did not exist: the caller has just read its id and found nothing,
+    /// and numbered it with [`EntityStore::next_domain_seq`]. Until it is flushed, the heals
+    /// look for its children and for it by label in memory only.
+    pub fn create_domain(&mut self, row: domain::Model) {
+        self.new.add_domain(&row);
+        self.put_domain(row);
+    }
+
+    /// Stores a new version of a domain (a new domain goes through
+    /// [`EntityStore::create_domain`]). A domain's `seq`, `label_hash` and `parent_seq` must
+    /// never change.
     pub fn put_domain(&mut self, row: domain::Model) {
         // Whether the name may have changed: the flush rewrites `name` (and the indexes that
         // hold it) only for these rows. Unknown previous versions count as changed.
@@ -480,10 +490,10 @@ impl EntityStore {
         {
             self.dirty_heap += row.id.key_bytes();
         }
-        let known = self.domains.uncommitted(&row.id) || self.domains.cache.holds_row(&row.id);
-        if !known {
-            self.new.add_domain(&row);
-        }
+        // Whether the domain is new is not guessed here from the dirty rows and the cache: the
+        // cache may have evicted (or never admitted) a stored row, and a stored domain taken for
+        // new would hide its stored children from `children`, so a heal would miss them (the
+        // same fault as labels had, see `put_label`).
         self.domains.put(row.id.clone(), row, &mut self.dirty_heap);
     }
 

@@ -52,9 +52,14 @@ struct Bed {
 
 impl Bed {
     async fn new() -> Self {
+        Self::with_budget(1000).await
+    }
+
+    /// A bed whose store has `budget` bytes of memory (0: nothing is cached at all).
+    async fn with_budget(budget: u64) -> Self {
         let db = TestDb::new(Backend::Sqlite).await;
         let conn = database::connect(&db.url).await.unwrap();
-        let store = EntityStore::new(conn.clone(), 1000);
+        let store = EntityStore::new(conn.clone(), budget);
         Self { _db: db, conn, store, ctx: IndexContext::new(1, REGISTRY), block: 1, log_index: 0 }
     }
 
@@ -166,6 +171,53 @@ fn dns(name: &str) -> Bytes {
     }
     out.push(0);
     out.into()
+}
+
+/// A stored domain that is updated while no cache holds it is not new: a heal that renames
+/// it still finds its stored children. (The store used to guess newness from the cache, so an
+/// uncached stored domain looked new and its children were looked for in memory only.)
+#[actix_rt::test]
+async fn heal_reaches_the_stored_children_of_an_uncached_domain_updated_first() {
+    let mut bed = Bed::with_budget(0).await;
+    bed.register("carol", CAROL, false).await;
+    let carol = namehash("carol.eth");
+    bed.ok(
+        REGISTRY,
+        Registry::NewOwner { node: carol, label: labelhash("sub"), owner: BOB }.encode_log_data(),
+    )
+    .await;
+    bed.flush().await;
+
+    // One batch: the registrar renews `carol.eth` (its domain row is read from the database
+    // and stored again), then the controller's renewal carries the plaintext label.
+    let token = labelhash("carol");
+    bed.ok(
+        REGISTRAR,
+        BaseRegistrar::NameRenewed {
+            id: U256::from_be_bytes(token.0),
+            expires: U256::from(3_000_000),
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        CONTROLLER,
+        LegacyController::NameRenewed {
+            name: "carol".into(),
+            label: token,
+            cost: U256::from(1),
+            expires: U256::from(3_000_000),
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.flush().await;
+    assert_eq!(bed.domain("carol.eth").await.name, "carol.eth");
+    assert_eq!(
+        bed.domain("sub.carol.eth").await.name,
+        format!("{}.carol.eth", encoded_label_hash(labelhash("sub"))),
+        "the stored child is renamed too"
+    );
 }
 
 #[actix_rt::test]

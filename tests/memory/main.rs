@@ -151,7 +151,7 @@ async fn dirty_rows_measured() {
     let before = live();
     let rows = 100_000u32;
     for i in 1..=rows {
-        store.put_domain(domain(i));
+        store.create_domain(domain(i));
         store.record_event(history(i)).await.expect("record");
     }
     let held = live() as f64 - before as f64;
