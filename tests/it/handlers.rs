@@ -117,6 +117,32 @@ impl Bed {
         registration::Entity::find_by_id(id).one(&self.conn).await.unwrap().unwrap()
     }
 
+    /// The registrar renews `label.eth` to expiry 3,000,000, then the controller's renewal
+    /// names the label in plaintext, which heals it.
+    async fn renew_and_heal(&mut self, label: &str) {
+        let token = labelhash(label);
+        self.ok(
+            REGISTRAR,
+            BaseRegistrar::NameRenewed {
+                id: U256::from_be_bytes(token.0),
+                expires: U256::from(3_000_000),
+            }
+            .encode_log_data(),
+        )
+        .await;
+        self.ok(
+            CONTROLLER,
+            LegacyController::NameRenewed {
+                name: label.into(),
+                label: token,
+                cost: U256::from(1),
+                expires: U256::from(3_000_000),
+            }
+            .encode_log_data(),
+        )
+        .await;
+    }
+
     /// `eth` under the root, and `label.eth` registered to `owner` through registrar + controller.
     async fn register(&mut self, label: &str, owner: Address, heal: bool) {
         let eth = namehash("eth");
@@ -190,27 +216,7 @@ async fn heal_reaches_the_stored_children_of_an_uncached_domain_updated_first() 
 
     // One batch: the registrar renews `carol.eth` (its domain row is read from the database
     // and stored again), then the controller's renewal carries the plaintext label.
-    let token = labelhash("carol");
-    bed.ok(
-        REGISTRAR,
-        BaseRegistrar::NameRenewed {
-            id: U256::from_be_bytes(token.0),
-            expires: U256::from(3_000_000),
-        }
-        .encode_log_data(),
-    )
-    .await;
-    bed.ok(
-        CONTROLLER,
-        LegacyController::NameRenewed {
-            name: "carol".into(),
-            label: token,
-            cost: U256::from(1),
-            expires: U256::from(3_000_000),
-        }
-        .encode_log_data(),
-    )
-    .await;
+    bed.renew_and_heal("carol").await;
     bed.flush().await;
     assert_eq!(bed.domain("carol.eth").await.name, "carol.eth");
     assert_eq!(
@@ -248,27 +254,7 @@ async fn heal_rerenders_names_and_descendants_in_db_and_in_memory() {
     );
 
     // The heal arrives after the rows are in the database: they are found through indexes.
-    let token = labelhash("alice");
-    bed.ok(
-        REGISTRAR,
-        BaseRegistrar::NameRenewed {
-            id: U256::from_be_bytes(token.0),
-            expires: U256::from(3_000_000),
-        }
-        .encode_log_data(),
-    )
-    .await;
-    bed.ok(
-        CONTROLLER,
-        LegacyController::NameRenewed {
-            name: "alice".into(),
-            label: token,
-            cost: U256::from(1),
-            expires: U256::from(3_000_000),
-        }
-        .encode_log_data(),
-    )
-    .await;
+    bed.renew_and_heal("alice").await;
     bed.flush().await;
     assert_eq!(bed.domain("alice.eth").await.name, "alice.eth");
     assert_eq!(bed.domain("alice.eth").await.depth, 2);
@@ -331,26 +317,7 @@ async fn heal_rerenders_names_and_descendants_in_db_and_in_memory() {
     bed.flush().await;
     let hidden = encoded_label_hash(labelhash("echo"));
     assert_eq!(bed.domain("echo.echo.eth").await.name, format!("{hidden}.{hidden}.eth"));
-    bed.ok(
-        REGISTRAR,
-        BaseRegistrar::NameRenewed {
-            id: U256::from_be_bytes(labelhash("echo").0),
-            expires: U256::from(3_000_000),
-        }
-        .encode_log_data(),
-    )
-    .await;
-    bed.ok(
-        CONTROLLER,
-        LegacyController::NameRenewed {
-            name: "echo".into(),
-            label: labelhash("echo"),
-            cost: U256::from(1),
-            expires: U256::from(3_000_000),
-        }
-        .encode_log_data(),
-    )
-    .await;
+    bed.renew_and_heal("echo").await;
     bed.flush().await;
     assert_eq!(bed.domain("echo.eth").await.name, "echo.eth");
     assert_eq!(bed.domain("echo.echo.eth").await.name, "echo.echo.eth");
