@@ -343,6 +343,16 @@ async fn converts(backend: Backend) {
         .await;
     assert!(next.errors.is_empty(), "{:?}", next.errors);
     assert_eq!(page(&next.data.into_json().unwrap()), [registration_id(10)], "the next page");
+    // A cursor of the listing before migration 24 (`{"of":"registrations","key":[0]}`, which
+    // held the index) is refused, not compared with a key.
+    let stale = schema
+        .execute(format!(
+            "{{ child: domain(by: {{id: \"{}\"}}) {{ registrations(after: \
+               \"eyJvZiI6InJlZ2lzdHJhdGlvbnMiLCJrZXkiOlswXX0\") {{ totalCount }} }} }}",
+            id(1, 2)
+        ))
+        .await;
+    assert!(format!("{:?}", stale.errors).contains("INVALID_CURSOR"), "{:?}", stale.errors);
     assert_eq!(data["child"]["registry"]["id"], format!("1-{REGISTRY}-{}", node(1)));
     assert_eq!(data["base"]["canonical"]["name"]["interpreted"], "base");
 

@@ -136,7 +136,8 @@ pub async fn list_registrations(
     let (first, last) = RegistrationKey::range_of(domain_id);
     let select = registration::Entity::find().filter(registration::Column::Id.between(first, last));
     let keyset = Keyset::<registration::Entity> {
-        of: "registrations",
+        // Not "registrations": that listing's cursors held the index, and are refused now.
+        of: "domain_registrations",
         columns: key_columns([registration::Column::Id]),
         key: |r| vec![KeyPart::Bytes(r.id.as_bytes().to_vec())],
         index_prefix: None,
