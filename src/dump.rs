@@ -103,8 +103,8 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
             "renewals",
             json!([
                 r.id,
-                r.registration_id,
-                r.index,
+                r.registration_id(),
+                r.index(),
                 r.duration,
                 r.expiry,
                 r.base_cost,

@@ -10,113 +10,20 @@
 //! the Omnigraph text ([`std::fmt::Display`] and [`std::str::FromStr`]; serde uses the text
 //! too, so journal entries written before the key existed read back unchanged).
 
-use std::{fmt, str::FromStr};
-
-use sea_orm::entity::prelude::*;
-
 use crate::domain_key::{DOMAIN_KEY_BYTES, DomainKey};
 
 /// Bytes of a key: the domain's key, then the index.
-pub const REGISTRATION_KEY_BYTES: usize = DOMAIN_KEY_BYTES + INDEX_BYTES;
-const INDEX_BYTES: usize = 4;
+pub const REGISTRATION_KEY_BYTES: usize = DOMAIN_KEY_BYTES + crate::indexed_key::INDEX_BYTES;
 
-/// A registration's `(domain, index)` in [`REGISTRATION_KEY_BYTES`] raw bytes.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, DeriveValueType)]
-pub struct RegistrationKey(Vec<u8>);
-
-/// A text that is not an Omnigraph registration id.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InvalidRegistrationId(pub String);
-
-impl fmt::Display for InvalidRegistrationId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "not a registration id `${{domainId}}-${{index}}`: {}", self.0)
-    }
-}
-
-impl std::error::Error for InvalidRegistrationId {}
-
-impl RegistrationKey {
-    /// The key of `domain`'s registration number `index`.
-    pub fn new(domain: &DomainKey, index: u32) -> Self {
-        let mut bytes = Vec::with_capacity(REGISTRATION_KEY_BYTES);
-        bytes.extend_from_slice(domain.as_bytes());
-        bytes.extend_from_slice(&index.to_be_bytes());
-        Self(bytes)
-    }
-
-    /// The raw bytes, as stored.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-
-    /// The registered domain.
-    pub fn domain_id(&self) -> DomainKey {
-        let domain = self.0.get(..DOMAIN_KEY_BYTES).unwrap_or_default();
-        DomainKey::from_bytes(domain)
-    }
-
-    /// The 0-based index within the domain.
-    pub fn index(&self) -> u32 {
-        self.0.get(DOMAIN_KEY_BYTES..).and_then(|b| b.try_into().ok()).map_or(0, u32::from_be_bytes)
-    }
-
-    /// The first and last keys `domain`'s registrations can have: its key range.
-    pub fn range_of(domain: &DomainKey) -> (Self, Self) {
-        (Self::new(domain, 0), Self::new(domain, u32::MAX))
-    }
-}
-
-/// Primary keys must convert from a `u64` (for auto-increment ids); a key never comes from one.
-impl sea_orm::TryFromU64 for RegistrationKey {
-    fn try_from_u64(_: u64) -> Result<Self, DbErr> {
-        Err(DbErr::ConvertFromU64("RegistrationKey"))
-    }
-}
-
-impl fmt::Display for RegistrationKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.domain_id(), self.index())
-    }
-}
-
-impl fmt::Debug for RegistrationKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
-
-impl FromStr for RegistrationKey {
-    type Err = InvalidRegistrationId;
-
-    /// Parses `${domainId}-${index}`, the index in canonical decimal.
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let invalid = || InvalidRegistrationId(text.chars().take(200).collect());
-        let (domain, index) = text.rsplit_once('-').ok_or_else(invalid)?;
-        if index.is_empty()
-            || !index.bytes().all(|b| b.is_ascii_digit())
-            || (index.len() > 1 && index.starts_with('0'))
-        {
-            return Err(invalid());
-        }
-        let index: u32 = index.parse().map_err(|_| invalid())?;
-        let domain: DomainKey = domain.parse().map_err(|_| invalid())?;
-        Ok(Self::new(&domain, index))
-    }
-}
-
-impl serde::Serialize for RegistrationKey {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for RegistrationKey {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
-    }
-}
+crate::indexed_key!(
+    /// A registration's `(domain, index)` in [`REGISTRATION_KEY_BYTES`] raw bytes.
+    RegistrationKey,
+    InvalidRegistrationId,
+    parent: DomainKey,
+    domain_id,
+    bytes: REGISTRATION_KEY_BYTES,
+    what: "registration"
+);
 
 #[cfg(test)]
 mod tests {

@@ -32,6 +32,7 @@ mod m20261201_000021_raw_label_hashes;
 mod m20261201_000022_clustered_resolver_rows;
 mod m20261201_000023_name_search_without_positions;
 mod m20261201_000024_registration_keys;
+mod m20261201_000025_renewal_keys;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -65,6 +66,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000022_clustered_resolver_rows::Migration),
             Box::new(m20261201_000023_name_search_without_positions::Migration),
             Box::new(m20261201_000024_registration_keys::Migration),
+            Box::new(m20261201_000025_renewal_keys::Migration),
         ]
     }
 }

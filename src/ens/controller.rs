@@ -4,7 +4,7 @@
 
 use alloy::primitives::{B256, U256};
 
-use entities::registration;
+use entities::{registration, renewal::RenewalKey};
 
 use super::{
     HandlerError, IndexContext, labels::ensure_label, name::hex_b256,
@@ -66,9 +66,9 @@ pub async fn name_renewed(
     let Some(last) = reg.renewal_count.checked_sub(1) else {
         return Err(HandlerError::unknown("renewal", reg_id.to_string()));
     };
-    let renewal_id = format!("{reg_id}-{last}");
+    let renewal_id = RenewalKey::new(&reg_id, u32::try_from(last).unwrap_or_default());
     let Some(mut renewal) = store.renewal(&renewal_id).await? else {
-        return Err(HandlerError::unknown("renewal", renewal_id));
+        return Err(HandlerError::unknown("renewal", renewal_id.to_string()));
     };
     renewal.base_cost = dec(cost);
     renewal.referrer = referrer.map(hex_b256);

@@ -89,11 +89,9 @@ pub async fn renew(
     expiry: i64,
     meta: &EventMeta,
 ) -> Result<(), HandlerError> {
-    let index = reg.renewal_count;
+    let index = u32::try_from(reg.renewal_count).unwrap_or_default();
     store.put_renewal(renewal::Model {
-        id: format!("{}-{index}", reg.id),
-        registration_id: reg.id.to_string(),
-        index,
+        id: renewal::RenewalKey::new(&reg.id, index),
         duration: expiry.saturating_sub(reg.expiry.unwrap_or(expiry)),
         expiry,
         base_cost: None,

@@ -6,7 +6,10 @@
 
 use std::{borrow::Borrow, hash::Hash};
 
-use entities::{domain_key::DomainKey, raw_hex::RawHash, registration_key::RegistrationKey};
+use entities::{
+    domain_key::DomainKey, raw_hex::RawHash, registration_key::RegistrationKey,
+    renewal_key::RenewalKey,
+};
 use moka::sync::Cache;
 
 use super::row_size::RowSize;
@@ -35,6 +38,12 @@ impl CacheKey for DomainKey {
 }
 
 impl CacheKey for RegistrationKey {
+    fn key_bytes(&self) -> usize {
+        self.as_bytes().len()
+    }
+}
+
+impl CacheKey for RenewalKey {
     fn key_bytes(&self) -> usize {
         self.as_bytes().len()
     }

@@ -19,7 +19,8 @@ use entities::{
     domain::{self, DomainKey, RawHash},
     event, event_block, event_transaction, label,
     registration::{self, RegistrationKey},
-    renewal, resolver_address, resolver_record, resolver_text,
+    renewal::{self, RenewalKey},
+    resolver_address, resolver_record, resolver_text,
 };
 // foldhash rather than std's SipHash: the handler thread hashes every key it reads or writes
 // several times over (dirty, in flight, batch, cache), and SipHash was 6% of its profile.
@@ -344,7 +345,7 @@ pub struct EntityStore {
     domains: Table<domain::Model, DomainKey>,
     labels: Table<label::Model, RawHash>,
     registrations: Table<registration::Model, RegistrationKey>,
-    renewals: Table<renewal::Model>,
+    renewals: Table<renewal::Model, RenewalKey>,
     records: Table<resolver_record::Model>,
     addresses: HashMap<(String, i64), resolver_address::Model>,
     texts: HashMap<(String, String), resolver_text::Model>,
@@ -596,7 +597,7 @@ impl EntityStore {
     }
 
     /// A renewal by id.
-    pub async fn renewal(&mut self, id: &str) -> Result<Option<renewal::Model>, StoreError> {
+    pub async fn renewal(&mut self, id: &RenewalKey) -> Result<Option<renewal::Model>, StoreError> {
         load::<renewal::Entity, _, _>(&self.db, &self.renewals, id, "load renewal").await
     }
 

@@ -305,7 +305,9 @@ pub async fn rollback(
                     )
                     .await?
                 }
-                "renewals" => restore::<renewal::Entity, _, String>(&txn, key, prior).await?,
+                "renewals" => {
+                    restore::<renewal::Entity, _, renewal::RenewalKey>(&txn, key, prior).await?
+                }
                 "resolver_records" => {
                     restore::<resolver_record::Entity, _, String>(&txn, key, prior).await?
                 }

@@ -59,11 +59,7 @@ impl RowSize for registration::Model {
 
 impl RowSize for renewal::Model {
     fn heap_bytes(&self) -> usize {
-        text(&self.id)
-            + text(&self.registration_id)
-            + opt(&self.base_cost)
-            + opt(&self.premium)
-            + opt(&self.referrer)
+        self.id.key_bytes() + opt(&self.base_cost) + opt(&self.premium) + opt(&self.referrer)
     }
 }
 

@@ -14,6 +14,7 @@
 //! children are still found through their parent. Migration 24 keys registrations by
 //! (domain, index) bytes: the ids read back as the same text, a domain's registrations list in
 //! index order (not text order), and an old journal image of a registration still restores.
+//! Migration 25 keys renewals by (registration, index) bytes, parsed from the text ids.
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
@@ -87,6 +88,22 @@ async fn converts(backend: Backend) {
              fuses, wrapped, renewal_count, block_number) VALUES ('{0}-{index}', '{0}', {index}, \
              'BaseRegistrar', 1, '{REGISTRY}', NULL, 10, 20, 0, NULL, NULL, NULL, NULL, FALSE, 0, 1)",
             id(1, 2)
+        ))
+        .await
+        .unwrap();
+    }
+
+    // Renewals of registration 0 (inserted out of order), and one of a registration on a chain
+    // whose id has four digits: migration 25 parses the chain id's length from the text.
+    for (registration, index) in [
+        (format!("{}-0", id(1, 2)), 1),
+        (format!("{}-0", id(1, 2)), 0),
+        (format!("{}-7", id(8453, 3)), 2),
+    ] {
+        conn.execute_unprepared(&format!(
+            "INSERT INTO renewals (id, registration_id, \"index\", duration, expiry, base_cost, \
+             premium, referrer, block_number, timestamp) VALUES ('{registration}-{index}', \
+             '{registration}', {index}, 5, 25, NULL, NULL, NULL, 2, 3)"
         ))
         .await
         .unwrap();
@@ -293,6 +310,30 @@ async fn converts(backend: Backend) {
         .unwrap();
     assert_eq!(stored.try_get::<i32>("", "n").unwrap(), 60, "keys are 60 raw bytes");
     assert_eq!(stored.try_get::<i32>("", "m").unwrap(), 60);
+    // Migration 25: (id, registration id, index) read back as they were, in key order.
+    let renewals: Vec<Value> =
+        rows(&after, "renewals").iter().map(|r| json!([r[0], r[1], r[2]])).collect();
+    let renewal = |registration: String, index: i32| {
+        json!([format!("{registration}-{index}"), registration, index])
+    };
+    assert_eq!(
+        renewals,
+        vec![
+            renewal(format!("{}-0", id(1, 2)), 0),
+            renewal(format!("{}-0", id(1, 2)), 1),
+            renewal(format!("{}-7", id(8453, 3)), 2),
+        ]
+    );
+    let stored = conn
+        .query_one_raw(sea_orm::Statement::from_string(
+            conn.get_database_backend(),
+            "SELECT min(length(id)) AS n, max(length(id)) AS m FROM renewals",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.try_get::<i32>("", "n").unwrap(), 64, "keys are 64 raw bytes");
+    assert_eq!(stored.try_get::<i32>("", "m").unwrap(), 64);
     // Qualified: SQLite reads an unknown unqualified `"index"` as a string literal.
     for column in ["domain_id", "\"index\""] {
         let select = format!("SELECT registrations.{column} FROM registrations");
@@ -306,7 +347,8 @@ async fn converts(backend: Backend) {
     let query = format!(
         "{{ domain(by: {{id: \"{}\"}}) {{ id parent {{ id }} subdomains {{ edges {{ node {{ id }} }} }} }} \
            child: domain(by: {{id: \"{}\"}}) {{ registration {{ id }} registry {{ id }} \
-             registrations(first: 2) {{ edges {{ node {{ id }} }} pageInfo {{ endCursor }} }} }} \
+             registrations(first: 2) {{ edges {{ node {{ id renewals {{ edges {{ node {{ id }} }} }} }} }} \
+             pageInfo {{ endCursor }} }} }} \
            base: domain(by: {{id: \"{}\"}}) {{ canonical {{ name {{ interpreted }} }} }} }}",
         id(1, 1).to_uppercase().replace("0X", "0x"),
         id(1, 2),
@@ -333,6 +375,15 @@ async fn converts(backend: Backend) {
     };
     let registration_id = |index: i32| json!(format!("{}-{index}", id(1, 2)));
     assert_eq!(page(&data), [registration_id(0), registration_id(2)], "oldest first");
+    let renewed: Vec<&Value> =
+        data["child"]["registrations"]["edges"][0]["node"]["renewals"]["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| &e["node"]["id"])
+            .collect();
+    let renewal_id = |index: i32| json!(format!("{}-0-{index}", id(1, 2)));
+    assert_eq!(renewed, [&renewal_id(0), &renewal_id(1)], "a registration's renewals, in order");
     let cursor = data["child"]["registrations"]["pageInfo"]["endCursor"].as_str().unwrap();
     let next = schema
         .execute(format!(
@@ -343,16 +394,22 @@ async fn converts(backend: Backend) {
         .await;
     assert!(next.errors.is_empty(), "{:?}", next.errors);
     assert_eq!(page(&next.data.into_json().unwrap()), [registration_id(10)], "the next page");
-    // A cursor of the listing before migration 24 (`{"of":"registrations","key":[0]}`, which
-    // held the index) is refused, not compared with a key.
-    let stale = schema
-        .execute(format!(
-            "{{ child: domain(by: {{id: \"{}\"}}) {{ registrations(after: \
-               \"eyJvZiI6InJlZ2lzdHJhdGlvbnMiLCJrZXkiOlswXX0\") {{ totalCount }} }} }}",
-            id(1, 2)
-        ))
-        .await;
-    assert!(format!("{:?}", stale.errors).contains("INVALID_CURSOR"), "{:?}", stale.errors);
+    // Cursors of the listings before migrations 24 and 25 (`{"of":"registrations","key":[0]}`
+    // and `{"of":"renewals","key":[0]}`, which held the index) are refused, not compared with
+    // a key.
+    for listing in [
+        "registrations(after: \"eyJvZiI6InJlZ2lzdHJhdGlvbnMiLCJrZXkiOlswXX0\") { totalCount }",
+        "registration { renewals(after: \"eyJvZiI6InJlbmV3YWxzIiwia2V5IjpbMF19\") { totalCount } }",
+    ] {
+        let stale = schema
+            .execute(format!("{{ child: domain(by: {{id: \"{}\"}}) {{ {listing} }} }}", id(1, 2)))
+            .await;
+        assert!(
+            format!("{:?}", stale.errors).contains("INVALID_CURSOR"),
+            "{listing}: {:?}",
+            stale.errors
+        );
+    }
     assert_eq!(data["child"]["registry"]["id"], format!("1-{REGISTRY}-{}", node(1)));
     assert_eq!(data["base"]["canonical"]["name"]["interpreted"], "base");
 

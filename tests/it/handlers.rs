@@ -421,8 +421,8 @@ async fn registrar_transfer_renewal_and_controller_price() {
         (reg.expiry, reg.base_cost.as_deref(), reg.renewal_count),
         (Some(2_500_000), Some("7"), 1)
     );
-    let renewal =
-        renewal::Entity::find_by_id(format!("{}-0", reg.id)).one(&bed.conn).await.unwrap().unwrap();
+    let renewal_id = format!("{}-0", reg.id).parse::<renewal::RenewalKey>().unwrap();
+    let renewal = renewal::Entity::find_by_id(renewal_id).one(&bed.conn).await.unwrap().unwrap();
     assert_eq!((renewal.duration, renewal.base_cost.as_deref()), (500_000, Some("42")));
 }
 

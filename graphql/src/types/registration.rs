@@ -8,7 +8,7 @@ use entities::{
     domain,
     domain_key::DomainKey,
     registration::{self, RegistrationKey},
-    renewal,
+    renewal::{self, RenewalKey},
 };
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
@@ -149,15 +149,17 @@ pub async fn list_registrations(
 /// A registration's renewals, oldest first.
 async fn list_renewals(
     db: &DatabaseConnection,
-    registration_id: &str,
+    registration_id: &RegistrationKey,
     paging: Paging,
 ) -> Result<RenewalConnection, Error> {
-    let select = renewal::Entity::find()
-        .filter(renewal::Column::RegistrationId.eq(registration_id.to_owned()));
+    // One registration's renewals are one range of the primary key, in index order.
+    let (first, last) = RenewalKey::range_of(registration_id);
+    let select = renewal::Entity::find().filter(renewal::Column::Id.between(first, last));
     let keyset = Keyset::<renewal::Entity> {
-        of: "renewals",
-        columns: key_columns([renewal::Column::Index]),
-        key: |r| vec![KeyPart::Int(i64::from(r.index))],
+        // Not "renewals": that listing's cursors held the index, and are refused now.
+        of: "registration_renewals",
+        columns: key_columns([renewal::Column::Id]),
+        key: |r| vec![KeyPart::Bytes(r.id.as_bytes().to_vec())],
         index_prefix: None,
     };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Renewal);
@@ -225,8 +227,7 @@ macro_rules! registration_object {
                 before: Option<String>,
             ) -> Result<RenewalConnection, Error> {
                 let db = ctx.data::<DatabaseConnection>()?;
-                let id = self.0.id.to_string();
-                list_renewals(db, &id, Paging { first, after, last, before }).await
+                list_renewals(db, &self.0.id, Paging { first, after, last, before }).await
             }
 
             $($own)*
@@ -285,7 +286,7 @@ pub struct Renewal(pub renewal::Model);
 impl Renewal {
     /// `${registrationId}-${index}`.
     async fn id(&self) -> RenewalId {
-        RenewalId(self.0.id.clone())
+        RenewalId(self.0.id.to_string())
     }
 
     /// Seconds added.
