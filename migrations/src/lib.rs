@@ -33,6 +33,7 @@ mod m20261201_000022_clustered_resolver_rows;
 mod m20261201_000023_name_search_without_positions;
 mod m20261201_000024_registration_keys;
 mod m20261201_000025_renewal_keys;
+mod one_batch;
 
 /// Applies the migrations in order.
 #[derive(Debug)]

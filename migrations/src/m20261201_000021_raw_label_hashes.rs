@@ -37,18 +37,10 @@ impl MigrationTrait for Migration {
             DatabaseBackend::Postgres => POSTGRES_UP,
             _ => SQLITE_UP,
         };
-        // One batch, so one connection of the pool runs every statement: a pooled SQLite
-        // connection that did not run the `DROP` still has `labels` in its cached schema,
-        // and refused the rename for it (seen).
-        manager.get_connection().execute_unprepared(&statements.join(";\n")).await?;
-        Ok(())
+        crate::one_batch::run(manager, statements).await
     }
 
     async fn down(&self, _manager: &SchemaManager) -> Result<(), DbErr> {
-        Err(DbErr::Migration(
-            "label hashes are not converted back to hex text; restore a backup taken before \
-             this migration instead"
-                .to_owned(),
-        ))
+        Err(crate::one_batch::irreversible("label hashes are not converted back to hex text"))
     }
 }

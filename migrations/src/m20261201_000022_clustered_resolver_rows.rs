@@ -69,16 +69,10 @@ impl MigrationTrait for Migration {
         if indexed {
             batch.push(ADDRESS_INDEX.to_owned());
         }
-        // One batch, so one pooled connection runs it all (see migration 21).
-        db.execute_unprepared(&batch.join(";\n")).await?;
-        Ok(())
+        crate::one_batch::run(manager, &batch).await
     }
 
     async fn down(&self, _manager: &SchemaManager) -> Result<(), DbErr> {
-        Err(DbErr::Migration(
-            "the resolver tables are not given their rowids back; restore a backup taken \
-             before this migration instead"
-                .to_owned(),
-        ))
+        Err(crate::one_batch::irreversible("the resolver tables are not given their rowids back"))
     }
 }

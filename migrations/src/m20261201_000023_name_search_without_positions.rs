@@ -43,16 +43,10 @@ impl MigrationTrait for Migration {
         if manager.get_database_backend() == DatabaseBackend::Postgres {
             return Ok(());
         }
-        // One batch, so one pooled connection runs it all (see migration 21).
-        manager.get_connection().execute_unprepared(&SQLITE_UP.join(";\n")).await?;
-        Ok(())
+        crate::one_batch::run(manager, SQLITE_UP).await
     }
 
     async fn down(&self, _manager: &SchemaManager) -> Result<(), DbErr> {
-        Err(DbErr::Migration(
-            "the name search's positions are not rebuilt; restore a backup taken before this \
-             migration instead"
-                .to_owned(),
-        ))
+        Err(crate::one_batch::irreversible("the name search's positions are not rebuilt"))
     }
 }

@@ -64,16 +64,10 @@ impl MigrationTrait for Migration {
             DatabaseBackend::Postgres => POSTGRES_UP,
             _ => SQLITE_UP,
         };
-        // One batch, so one pooled connection runs every statement (see migration 21).
-        manager.get_connection().execute_unprepared(&statements.join(";\n")).await?;
-        Ok(())
+        crate::one_batch::run(manager, statements).await
     }
 
     async fn down(&self, _manager: &SchemaManager) -> Result<(), DbErr> {
-        Err(DbErr::Migration(
-            "renewal keys are not converted back to text ids; restore a backup taken before \
-             this migration instead"
-                .to_owned(),
-        ))
+        Err(crate::one_batch::irreversible("renewal keys are not converted back to text ids"))
     }
 }

@@ -1,0 +1,26 @@
+//! How the table-rebuilding migrations (21 onwards) run: every statement in one batch, on one
+//! pooled connection, and a `down` that refuses, since what `up` converted is not converted
+//! back.
+//!
+//! Why one batch: statements issued one by one may run on different pooled connections, and a
+//! SQLite connection that did not run a `DROP TABLE` still has the table in its cached schema;
+//! `ALTER TABLE labels_raw RENAME TO labels` failed for that reason ("there is already another
+//! table or index with this name: labels", seen in migration 21). Migrations are frozen once
+//! released, so what this sends must never change: exactly the statements, joined by `;`.
+
+use sea_orm_migration::prelude::*;
+
+/// Runs `statements` as one batch on one connection.
+pub(crate) async fn run<S: AsRef<str>>(
+    manager: &SchemaManager<'_>,
+    statements: &[S],
+) -> Result<(), DbErr> {
+    let batch: Vec<&str> = statements.iter().map(AsRef::as_ref).collect();
+    manager.get_connection().execute_unprepared(&batch.join(";\n")).await?;
+    Ok(())
+}
+
+/// The error of a `down` that cannot undo `up`: `what` says what is not converted back.
+pub(crate) fn irreversible(what: &str) -> DbErr {
+    DbErr::Migration(format!("{what}; restore a backup taken before this migration instead"))
+}
