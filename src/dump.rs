@@ -125,9 +125,9 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
             "resolver_records",
             json!([
                 r.id,
-                r.chain_id,
-                r.resolver,
-                r.node,
+                r.chain_id(),
+                r.resolver(),
+                r.node(),
                 r.name,
                 r.contenthash,
                 r.pubkey_x,

@@ -110,6 +110,14 @@ impl Model {
         let latest = u32::try_from(self.registration_count.checked_sub(1)?).ok()?;
         Some(crate::registration_key::RegistrationKey::new(&self.id, latest))
     }
+
+    /// Key of the records its assigned resolver holds for its node, if it has a resolver.
+    pub fn records_key(&self) -> Option<crate::resolver_record_key::ResolverRecordKey> {
+        let resolver: &[u8; RawAddress::BYTES] =
+            self.resolver.as_ref()?.as_bytes().try_into().ok()?;
+        let node = self.id.node().try_into().ok()?;
+        Some(crate::resolver_record_key::ResolverRecordKey::new(self.id.chain_id(), resolver, node))
+    }
 }
 
 #[cfg(test)]

@@ -4,9 +4,11 @@
 //! - addresses, nodes and hashes are lowercase `0x`-prefixed hex text, so both SQLite and
 //!   PostgreSQL compare and index them the same way and GraphQL can hand them out unchanged;
 //!   the event history (`events`, `event_blocks`, `event_transactions`), one row per event,
-//!   stores them as raw bytes instead, which halves the largest table, a domain's id is
-//!   a 56-byte [`domain_key::DomainKey`] wherever it is stored, and the domain row's label
-//!   hash and addresses are raw too ([`raw_hex`]);
+//!   stores them as raw bytes instead, which halves the largest table; ids are raw keys
+//!   wherever they are stored (a domain's 56-byte [`domain_key::DomainKey`], a resolver
+//!   record set's [`resolver_record_key::ResolverRecordKey`], registrations and renewals by
+//!   [`indexed_key!`]), and the domain row's label hash and addresses and a text record's key
+//!   hash are raw too ([`raw_hex`]);
 //! - `uint256` amounts (costs, premiums) are decimal text, because neither engine has a
 //!   portable 256-bit integer;
 //! - timestamps and expiries are seconds since the epoch in `i64`; contract values beyond
@@ -17,6 +19,7 @@
 pub mod chain_status;
 pub mod checkpoint;
 pub mod contract;
+pub mod contract_node_key;
 pub mod deferred_index;
 pub mod domain;
 pub mod domain_key;
@@ -36,5 +39,6 @@ pub mod renewal;
 pub mod renewal_key;
 pub mod resolver_address;
 pub mod resolver_record;
+pub mod resolver_record_key;
 pub mod resolver_text;
 pub mod rpc_cache;

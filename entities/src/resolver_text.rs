@@ -4,16 +4,18 @@
 
 use sea_orm::entity::prelude::*;
 
+pub use crate::{raw_hex::RawHash, resolver_record_key::ResolverRecordKey};
+
 /// One text record.
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
 #[sea_orm(table_name = "resolver_texts")]
 pub struct Model {
     /// Id of the owning `resolver_records` row.
     #[sea_orm(primary_key, auto_increment = false)]
-    pub record_id: String,
-    /// keccak256 of `key`, hex.
+    pub record_id: ResolverRecordKey,
+    /// keccak256 of `key` (raw bytes; shown as hex).
     #[sea_orm(primary_key, auto_increment = false)]
-    pub key_hash: String,
+    pub key_hash: RawHash,
     /// The text key.
     pub key: String,
     /// The value; `None` when the event carried no value and the chain could not be asked.

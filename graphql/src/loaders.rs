@@ -8,6 +8,7 @@ use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use async_graphql::dataloader::{DataLoader, Loader};
 use entities::domain_key::DomainKey;
+use entities::resolver_record_key::ResolverRecordKey;
 use entities::{
     contract, domain, event, event_block, event_selector, event_transaction, registration,
     resolver_address, resolver_record, resolver_text,
@@ -17,10 +18,10 @@ use sea_orm::{
 };
 
 /// Rows of one table by a key column: by primary key (`Vec` of one) or by a foreign key
-/// (every row that carries it, in `order`). One `WHERE key IN (...)` per batch. Keys are
-/// text, except domain keys.
+/// (every row that carries it, in `order`). One `WHERE key IN (...)` per batch. Keys are the
+/// stored ones (raw key bytes, creation numbers), never the Omnigraph text.
 #[derive(Debug)]
-pub struct RowsBy<E: EntityTrait, K = String> {
+pub struct RowsBy<E: EntityTrait, K> {
     db: DatabaseConnection,
     key: E::Column,
     order: E::Column,
@@ -72,11 +73,11 @@ pub type DomainBySeqLoader = RowsBy<domain::Entity, i64>;
 /// Registrations by id.
 pub type RegistrationLoader = RowsBy<registration::Entity, registration::RegistrationKey>;
 /// Resolver records by id.
-pub type RecordLoader = RowsBy<resolver_record::Entity>;
+pub type RecordLoader = RowsBy<resolver_record::Entity, ResolverRecordKey>;
 /// Address records by resolver record id, in coin type order.
-pub type AddressesLoader = RowsBy<resolver_address::Entity>;
+pub type AddressesLoader = RowsBy<resolver_address::Entity, ResolverRecordKey>;
 /// Text records by resolver record id, in key order.
-pub type TextsLoader = RowsBy<resolver_text::Entity>;
+pub type TextsLoader = RowsBy<resolver_text::Entity, ResolverRecordKey>;
 
 /// The one row a by-id loader found.
 pub async fn load_row<E, K>(
@@ -141,24 +142,25 @@ impl Loader<(i64, String)> for PrimaryNameLoader {
             .all(&self.0)
             .await
             .map_err(Arc::new)?;
-        let record_id = |d: &domain::Model| {
-            d.resolver.as_ref().map(|r| format!("{}-{r}-{}", d.chain_id, d.node_hex()))
-        };
-        let records: HashMap<String, resolver_record::Model> = resolver_record::Entity::find()
-            .filter(resolver_record::Column::Id.is_in(reverses.iter().filter_map(record_id)))
-            .all(&self.0)
-            .await
-            .map_err(Arc::new)?
-            .into_iter()
-            .map(|r| (r.id.clone(), r))
-            .collect();
+        let records: HashMap<ResolverRecordKey, resolver_record::Model> =
+            resolver_record::Entity::find()
+                .filter(
+                    resolver_record::Column::Id
+                        .is_in(reverses.iter().filter_map(domain::Model::records_key)),
+                )
+                .all(&self.0)
+                .await
+                .map_err(Arc::new)?
+                .into_iter()
+                .map(|r| (r.id.clone(), r))
+                .collect();
         Ok(keys
             .iter()
             .filter_map(|(chain, account)| {
                 let reverse = reverses
                     .iter()
                     .find(|d| d.chain_id == *chain && d.name == reverse_name(account))?;
-                let name = records.get(&record_id(reverse)?)?.name.clone()?;
+                let name = records.get(&reverse.records_key()?)?.name.clone()?;
                 Some(((*chain, account.clone()), name))
             })
             .collect())
@@ -315,19 +317,19 @@ pub fn add_loaders<Q, M, S>(
             registration::Column::Id,
             |r| &r.id,
         )))
-        .data(loader::<_, String>(RecordLoader::new(
+        .data(loader::<_, ResolverRecordKey>(RecordLoader::new(
             db.clone(),
             resolver_record::Column::Id,
             resolver_record::Column::Id,
             |r| &r.id,
         )))
-        .data(loader::<_, String>(AddressesLoader::new(
+        .data(loader::<_, ResolverRecordKey>(AddressesLoader::new(
             db.clone(),
             resolver_address::Column::RecordId,
             resolver_address::Column::CoinType,
             |r| &r.record_id,
         )))
-        .data(loader::<_, String>(TextsLoader::new(
+        .data(loader::<_, ResolverRecordKey>(TextsLoader::new(
             db.clone(),
             resolver_text::Column::RecordId,
             resolver_text::Column::Key,

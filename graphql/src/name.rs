@@ -80,9 +80,12 @@ pub fn parse_address(text: &str) -> Result<String, Error> {
 
 /// Parses and lowercases a `0x` 32-byte node.
 pub fn parse_node(text: &str) -> Result<String, Error> {
-    text.parse::<alloy::primitives::B256>()
-        .map(|n| format!("{n:#x}"))
-        .map_err(|_| coded(code::INVALID_ARGUMENT, "not a 32-byte hex node"))
+    parse_node_hash(text).map(|n| format!("{n:#x}"))
+}
+
+/// A node given as 32 bytes of hex, as its bytes.
+pub fn parse_node_hash(text: &str) -> Result<alloy::primitives::B256, Error> {
+    text.parse().map_err(|_| coded(code::INVALID_ARGUMENT, "not a 32-byte hex node"))
 }
 
 #[cfg(test)]

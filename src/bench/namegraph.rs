@@ -24,8 +24,7 @@ use sea_orm::{DatabaseConnection, TransactionTrait};
 use super::BenchError;
 use crate::{
     ens::name::{
-        child_node, domain_id, hex_address, hex_b256, interpret_label, labelhash,
-        resolver_record_id,
+        child_node, domain_id, hex_address, interpret_label, labelhash, resolver_record_id,
     },
     store::{StoreError, domain_seq::DomainSeqs, writer::upsert},
 };
@@ -208,9 +207,6 @@ impl Builder {
             let record_id = resolver_record_id(CHAIN_ID, PUBLIC_RESOLVER, node);
             self.batch.records.push(resolver_record::Model {
                 id: record_id.clone(),
-                chain_id: CHAIN_ID as i64,
-                resolver: hex_address(PUBLIC_RESOLVER),
-                node: hex_b256(node),
                 name: None,
                 contenthash: None,
                 pubkey_x: None,
@@ -226,7 +222,7 @@ impl Builder {
                 let key = "url".to_owned();
                 self.batch.texts.push(resolver_text::Model {
                     record_id,
-                    key_hash: hex_b256(alloy::primitives::keccak256(&key)),
+                    key_hash: RawHash::new(alloy::primitives::keccak256(&key).0),
                     key,
                     value: Some(format!("https://{label}.example")),
                 });

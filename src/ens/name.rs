@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use alloy::primitives::{Address, B256, keccak256};
 use ens_normalize_rs::EnsNameNormalizer;
-use entities::domain_key::DomainKey;
+use entities::{domain_key::DomainKey, resolver_record_key::ResolverRecordKey};
 
 /// Longest label (in bytes) that is rendered as itself. Longer labels are valid on chain but
 /// are rendered as `[labelhash]`: no name column should carry a megabyte of spam.
@@ -81,9 +81,9 @@ pub fn domain_id(chain_id: u64, registry: Address, node: B256) -> DomainKey {
     DomainKey::new(chain_id, &registry.0.0, &node.0)
 }
 
-/// The Omnigraph resolver records id `${chainId}-${resolver}-${node}`.
-pub fn resolver_record_id(chain_id: u64, resolver: Address, node: B256) -> String {
-    format!("{chain_id}-{resolver:#x}-{node:#x}")
+/// The key of the Omnigraph resolver records id `${chainId}-${resolver}-${node}`.
+pub fn resolver_record_id(chain_id: u64, resolver: Address, node: B256) -> ResolverRecordKey {
+    ResolverRecordKey::new(chain_id, &resolver.0.0, &node.0)
 }
 
 #[cfg(test)]

@@ -2,12 +2,12 @@
 //! resolver is. `VersionChanged` clears every record of the node on that resolver.
 
 use alloy::primitives::{Address, B256, Bytes, keccak256};
-use entities::{resolver_address, resolver_record, resolver_text};
+use entities::{raw_hex::RawHash, resolver_address, resolver_record, resolver_text};
 
 use super::{
     HandlerError, IndexContext,
     event::EventMeta,
-    name::{hex_address, hex_b256, resolver_record_id},
+    name::{hex_b256, resolver_record_id},
 };
 use crate::store::EntityStore;
 
@@ -21,11 +21,8 @@ async fn record(
     node: B256,
 ) -> Result<resolver_record::Model, HandlerError> {
     let id = resolver_record_id(ctx.chain_id, resolver, node);
-    Ok(store.record(&id).await?.unwrap_or_else(|| resolver_record::Model {
+    Ok(store.record(&id).await?.unwrap_or(resolver_record::Model {
         id,
-        chain_id: ctx.chain_id as i64,
-        resolver: hex_address(resolver),
-        node: hex_b256(node),
         name: None,
         contenthash: None,
         pubkey_x: None,
@@ -70,7 +67,7 @@ pub async fn text_changed(
     let rec = record(ctx, store, meta.address, node).await?;
     store.put_text(resolver_text::Model {
         record_id: rec.id.clone(),
-        key_hash: hex_b256(keccak256(key.as_bytes())),
+        key_hash: RawHash::new(keccak256(key.as_bytes()).0),
         key: key.to_owned(),
         value: value.map(str::to_owned),
     });

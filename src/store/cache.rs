@@ -8,7 +8,7 @@ use std::{borrow::Borrow, hash::Hash};
 
 use entities::{
     domain_key::DomainKey, raw_hex::RawHash, registration_key::RegistrationKey,
-    renewal_key::RenewalKey,
+    renewal_key::RenewalKey, resolver_record_key::ResolverRecordKey,
 };
 use moka::sync::Cache;
 
@@ -19,15 +19,15 @@ use super::row_size::RowSize;
 /// `memory` test against the heap: with 160, a full cache held 15% more than its budget.
 const ENTRY_OVERHEAD: usize = 256;
 
-/// A primary key the cache can hold: text ids, or a domain's [`DomainKey`].
+/// A primary key the cache can hold: the raw keys of the tables the handlers read.
 pub trait CacheKey: Clone + Eq + Hash + Ord + Send + Sync + 'static {
     /// Bytes the key holds on the heap.
     fn key_bytes(&self) -> usize;
 }
 
-impl CacheKey for String {
+impl CacheKey for ResolverRecordKey {
     fn key_bytes(&self) -> usize {
-        self.len()
+        self.as_bytes().len()
     }
 }
 
@@ -57,7 +57,7 @@ impl CacheKey for RawHash {
 
 /// Bounded cache of one table's rows, by primary key `K`.
 #[derive(Debug)]
-pub struct EntityCache<V: Clone + Send + Sync + 'static, K: CacheKey = String> {
+pub struct EntityCache<V: Clone + Send + Sync + 'static, K: CacheKey> {
     inner: Cache<K, Option<V>, foldhash::fast::RandomState>,
     table: &'static str,
 }

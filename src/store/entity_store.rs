@@ -20,7 +20,9 @@ use entities::{
     event, event_block, event_transaction, label,
     registration::{self, RegistrationKey},
     renewal::{self, RenewalKey},
-    resolver_address, resolver_record, resolver_text,
+    resolver_address,
+    resolver_record::{self, ResolverRecordKey},
+    resolver_text,
 };
 // foldhash rather than std's SipHash: the handler thread hashes every key it reads or writes
 // several times over (dirty, in flight, batch, cache), and SipHash was 6% of its profile.
@@ -42,7 +44,7 @@ use super::{
 
 /// One cached, write-behind table, by primary key `K`.
 #[derive(Debug)]
-struct Table<M: Clone + Send + Sync + 'static, K: CacheKey = String> {
+struct Table<M: Clone + Send + Sync + 'static, K: CacheKey> {
     cache: EntityCache<M, K>,
     /// Rows changed since the last flush began.
     dirty: HashMap<K, M>,
@@ -195,7 +197,7 @@ pub struct PrefetchKeys {
     /// Label hashes.
     pub labels: Vec<RawHash>,
     /// Resolver record ids.
-    pub records: Vec<String>,
+    pub records: Vec<ResolverRecordKey>,
 }
 
 /// Keys per `IN (…)` query of a prefetch. Every query binds exactly this many values (the
@@ -346,10 +348,10 @@ pub struct EntityStore {
     labels: Table<label::Model, RawHash>,
     registrations: Table<registration::Model, RegistrationKey>,
     renewals: Table<renewal::Model, RenewalKey>,
-    records: Table<resolver_record::Model>,
-    addresses: HashMap<(String, i64), resolver_address::Model>,
-    texts: HashMap<(String, String), resolver_text::Model>,
-    cleared_records: Vec<String>,
+    records: Table<resolver_record::Model, ResolverRecordKey>,
+    addresses: HashMap<(ResolverRecordKey, i64), resolver_address::Model>,
+    texts: HashMap<(ResolverRecordKey, RawHash), resolver_text::Model>,
+    cleared_records: Vec<ResolverRecordKey>,
     /// Rows created since the last flush began, and those of the flush in flight.
     new: NewRows,
     new_inflight: NewRows,
@@ -607,7 +609,10 @@ impl EntityStore {
     }
 
     /// A resolver record by id.
-    pub async fn record(&mut self, id: &str) -> Result<Option<resolver_record::Model>, StoreError> {
+    pub async fn record(
+        &mut self,
+        id: &ResolverRecordKey,
+    ) -> Result<Option<resolver_record::Model>, StoreError> {
         load::<resolver_record::Entity, _, _>(&self.db, &self.records, id, "load resolver record")
             .await
     }
@@ -621,23 +626,23 @@ impl EntityStore {
     pub fn put_address(&mut self, row: resolver_address::Model) {
         // Counted again when it replaces a row of the same key: an overestimate until the
         // next flush, and replacing an address in one flush window is rare.
-        self.dirty_heap += row.heap_bytes() + row.record_id.len();
+        self.dirty_heap += row.heap_bytes() + row.record_id.key_bytes();
         self.addresses.insert((row.record_id.clone(), row.coin_type), row);
     }
 
     /// Stores a text record (write-only).
     pub fn put_text(&mut self, row: resolver_text::Model) {
-        self.dirty_heap += row.heap_bytes() + row.record_id.len() + row.key_hash.len();
+        self.dirty_heap += row.heap_bytes() + row.record_id.key_bytes() + row.key_hash.key_bytes();
         self.texts.insert((row.record_id.clone(), row.key_hash.clone()), row);
     }
 
     /// Deletes every address and text record of `record_id`, including ones set earlier in
     /// this batch.
-    pub fn clear_record_entries(&mut self, record_id: &str) {
+    pub fn clear_record_entries(&mut self, record_id: &ResolverRecordKey) {
         self.addresses.retain(|(id, _), _| id != record_id);
         self.texts.retain(|(id, _), _| id != record_id);
-        self.dirty_heap += record_id.len();
-        self.cleared_records.push(record_id.to_owned());
+        self.dirty_heap += record_id.key_bytes();
+        self.cleared_records.push(record_id.clone());
     }
 
     /// Records an applied event in the history, naming its domain by creation number (the

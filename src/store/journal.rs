@@ -13,7 +13,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use entities::{
     checkpoint, domain, event, event_block, event_transaction, journal_entry, journal_window,
-    label, registration, renewal, resolver_address, resolver_record, resolver_text,
+    label, registration, renewal, resolver_address,
+    resolver_record::{self, ResolverRecordKey},
+    resolver_text,
 };
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, IntoActiveModel, QueryFilter,
@@ -139,7 +141,7 @@ pub(crate) async fn record<C: ConnectionTrait>(
         "resolver_records"
     );
 
-    let records: BTreeSet<String> = changes
+    let records: BTreeSet<ResolverRecordKey> = changes
         .cleared_records
         .iter()
         .cloned()
@@ -158,7 +160,7 @@ pub(crate) async fn record<C: ConnectionTrait>(
             .await
             .map_err(StoreError::db("journal texts"))?;
         let prior = to_json(&RecordEntries { addresses, texts })?;
-        entries.push(entry(chain_id, window, RECORD_ENTRIES, record_id, Some(prior)));
+        entries.push(entry(chain_id, window, RECORD_ENTRIES, record_id.to_string(), Some(prior)));
     }
 
     for chunk in entries.chunks(MAX_BINDS_PER_STATEMENT / 5) {
@@ -309,16 +311,19 @@ pub async fn rollback(
                     restore::<renewal::Entity, _, renewal::RenewalKey>(&txn, key, prior).await?
                 }
                 "resolver_records" => {
-                    restore::<resolver_record::Entity, _, String>(&txn, key, prior).await?
+                    restore::<resolver_record::Entity, _, ResolverRecordKey>(&txn, key, prior)
+                        .await?
                 }
                 RECORD_ENTRIES => {
+                    let record_id: ResolverRecordKey =
+                        key.parse().map_err(|e| StoreError::Journal(format!("{e}")))?;
                     resolver_address::Entity::delete_many()
-                        .filter(resolver_address::Column::RecordId.eq(e.row_key.clone()))
+                        .filter(resolver_address::Column::RecordId.eq(record_id.clone()))
                         .exec(&txn)
                         .await
                         .map_err(StoreError::db("rollback addresses"))?;
                     resolver_text::Entity::delete_many()
-                        .filter(resolver_text::Column::RecordId.eq(e.row_key.clone()))
+                        .filter(resolver_text::Column::RecordId.eq(record_id))
                         .exec(&txn)
                         .await
                         .map_err(StoreError::db("rollback texts"))?;

@@ -42,7 +42,6 @@ pub const DEFERRABLE: &[&str] = &[
     "events_address",
     "event_transactions_from",
     "resolver_addresses_address",
-    "resolver_records_node",
 ];
 
 /// The `CREATE INDEX` statement of `name`, if the index exists.

@@ -65,9 +65,7 @@ impl RowSize for renewal::Model {
 
 impl RowSize for resolver_record::Model {
     fn heap_bytes(&self) -> usize {
-        text(&self.id)
-            + text(&self.resolver)
-            + text(&self.node)
+        self.id.key_bytes()
             + opt(&self.name)
             + opt(&self.contenthash)
             + opt(&self.pubkey_x)
@@ -77,13 +75,13 @@ impl RowSize for resolver_record::Model {
 
 impl RowSize for resolver_address::Model {
     fn heap_bytes(&self) -> usize {
-        text(&self.record_id) + text(&self.address)
+        self.record_id.key_bytes() + text(&self.address)
     }
 }
 
 impl RowSize for resolver_text::Model {
     fn heap_bytes(&self) -> usize {
-        text(&self.record_id) + text(&self.key_hash) + text(&self.key) + opt(&self.value)
+        self.record_id.key_bytes() + RawHash::BYTES + text(&self.key) + opt(&self.value)
     }
 }
 

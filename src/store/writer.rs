@@ -60,7 +60,7 @@ pub struct Changes {
     /// Resolver records.
     pub records: SharedRows<resolver_record::Model>,
     /// Records whose address and text rows are deleted before the upserts (`VersionChanged`).
-    pub cleared_records: Vec<String>,
+    pub cleared_records: Vec<resolver_record::ResolverRecordKey>,
     /// Address records.
     pub addresses: Vec<resolver_address::Model>,
     /// Text records.

@@ -218,15 +218,14 @@ async fn legacy_text_without_history_is_unknown_counted_and_logged() {
         .unwrap();
     support::wait_for_block(&service.db, chain_id, last).await;
 
-    let record_id = format!("{chain_id}-{:#x}-{node:#x}", d.resolver);
-    let text = entities::resolver_text::Entity::find_by_id((
-        record_id,
-        format!("{:#x}", keccak256("url")),
-    ))
-    .one(&service.db)
-    .await
-    .unwrap()
-    .expect("the text record exists");
+    let record_id: entities::resolver_record_key::ResolverRecordKey =
+        format!("{chain_id}-{:#x}-{node:#x}", d.resolver).parse().unwrap();
+    let key_hash = entities::raw_hex::RawHash::new(keccak256("url").0);
+    let text = entities::resolver_text::Entity::find_by_id((record_id, key_hash))
+        .one(&service.db)
+        .await
+        .unwrap()
+        .expect("the text record exists");
     assert_eq!((text.key.as_str(), text.value), ("url", None));
     let metrics = ensemble::metrics::install().render();
     assert!(

@@ -15,6 +15,10 @@
 //! (domain, index) bytes: the ids read back as the same text, a domain's registrations list in
 //! index order (not text order), and an old journal image of a registration still restores.
 //! Migration 25 keys renewals by (registration, index) bytes, parsed from the text ids.
+//! Migration 26 keys resolver records by (chain, resolver, node) bytes, in the record rows and
+//! in their address and text rows: the ids read back as the same text, GraphQL lists a
+//! resolver's records and finds a node's, references resolve, old cursors are refused, the
+//! unused node index is forgotten even when deferred, and old journal images still restore.
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
@@ -24,6 +28,7 @@ use crate::support::{Backend, TestDb};
 
 const REGISTRY: &str = "0x00000000000c2e074ec69a0dfb2997ba6c7d2e1e";
 const OLD_OWNER: &str = "0xcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd";
+const RESOLVER: &str = "0x4976fb03c32e5b8cfe2b6ccb31c09ba78ebaba41";
 
 fn node(byte: u8) -> String {
     format!("0x{}", hex::encode([byte; 32]))
@@ -31,6 +36,11 @@ fn node(byte: u8) -> String {
 
 fn id(chain: u64, byte: u8) -> String {
     format!("{chain}-{REGISTRY}-{}", node(byte))
+}
+
+/// The text id of `RESOLVER`'s records for node `byte` repeated on `chain`.
+fn record(chain: u64, byte: u8) -> String {
+    format!("{chain}-{RESOLVER}-{}", node(byte))
 }
 
 /// A domain row of schema 10 (text ids; schema 9 is the same), in `REGISTRY` with node
@@ -172,13 +182,61 @@ async fn converts(backend: Backend) {
     .await
     .unwrap();
 
-    // Resolver rows, which migration 22 moves into tables without rowids on SQLite.
+    // Resolver rows, which migration 22 moves into tables without rowids on SQLite and
+    // migration 26 keys by bytes (the chain ids have one and four digits).
     for sql in [
-        "INSERT INTO resolver_addresses (record_id, coin_type, address) VALUES ('r1', 60, '0xaa')",
-        "INSERT INTO resolver_texts (record_id, key_hash, key, value) VALUES ('r1', '0xbb', 'url', 'x')",
+        format!(
+            "INSERT INTO resolver_records (id, chain_id, resolver, node, name, contenthash, \
+             pubkey_x, pubkey_y, version) VALUES ('{}', 1, '{RESOLVER}', '{}', 'vitalik.eth', \
+             NULL, NULL, NULL, 0), ('{}', 8453, '{RESOLVER}', '{}', NULL, '0xe301', NULL, NULL, 1)",
+            record(1, 2),
+            node(2),
+            record(8453, 3),
+            node(3)
+        ),
+        format!(
+            "INSERT INTO resolver_addresses (record_id, coin_type, address) VALUES \
+             ('{}', 60, '{owner}'), ('{}', 60, '{owner}'), ('{}', 0, '0x0014aa')",
+            record(1, 2),
+            record(8453, 3),
+            record(8453, 3)
+        ),
+        format!(
+            "INSERT INTO resolver_texts (record_id, key_hash, key, value) VALUES \
+             ('{}', '{}', 'url', 'x')",
+            record(1, 2),
+            node(0xbb)
+        ),
     ] {
-        conn.execute_unprepared(sql).await.unwrap();
+        conn.execute_unprepared(&sql).await.unwrap();
     }
+    // The same window set chain 1's record name and its address and text records; the images
+    // hold text ids, and the record's chain, resolver and node columns that migration 26 drops.
+    let record_prior = json!({
+        "id": record(1, 2), "chain_id": 1, "resolver": RESOLVER, "node": node(2),
+        "name": "old.eth", "contenthash": null, "pubkey_x": null, "pubkey_y": null, "version": 0,
+    });
+    let entries_prior = json!({
+        "addresses": [{ "record_id": record(1, 2), "coin_type": 60, "address": OLD_OWNER }],
+        "texts": [{ "record_id": record(1, 2), "key_hash": node(0xbb), "key": "url", "value": "old" }],
+    });
+    for (table, image) in [("resolver_records", record_prior), ("record_entries", entries_prior)] {
+        conn.execute_unprepared(&format!(
+            "INSERT INTO journal_entries (chain_id, window_start, table_name, row_key, prior) \
+             VALUES (1, 100, '{table}', '{}', '{image}')",
+            record(1, 2)
+        ))
+        .await
+        .unwrap();
+    }
+    // ... and had set the node index of resolver records aside, which migration 26 forgets.
+    conn.execute_unprepared("DROP INDEX resolver_records_node").await.unwrap();
+    conn.execute_unprepared(
+        "INSERT INTO deferred_indexes (name, definition) VALUES ('resolver_records_node', \
+         'CREATE INDEX resolver_records_node ON resolver_records (node)')",
+    )
+    .await
+    .unwrap();
 
     // A first backfill had set the owner-by-name listing aside (migration 9).
     conn.execute_unprepared("DROP INDEX domains_owner_name_id").await.unwrap();
@@ -239,20 +297,63 @@ async fn converts(backend: Backend) {
         .unwrap()
         .unwrap();
     assert_eq!(stored.try_get::<i32>("", "n").unwrap(), 20, "the owner is 20 raw bytes");
-    // Migration 22: the resolver rows survive the rebuild, and so does the address index.
-    assert_eq!(rows(&after, "resolver_addresses"), vec![json!(["r1", 60, "0xaa"])]);
-    assert_eq!(rows(&after, "resolver_texts"), vec![json!(["r1", "0xbb", "url", "x"])]);
+    // Migrations 22 and 26: the resolver rows survive both rebuilds, read back as the text
+    // they were, and so does the address index.
+    assert_eq!(
+        rows(&after, "resolver_records"),
+        vec![
+            json!([record(1, 2), 1, RESOLVER, node(2), "vitalik.eth", null, null, null, 0]),
+            json!([record(8453, 3), 8453, RESOLVER, node(3), null, "0xe301", null, null, 1]),
+        ]
+    );
+    assert_eq!(
+        rows(&after, "resolver_addresses"),
+        vec![
+            json!([record(1, 2), 60, owner]),
+            json!([record(8453, 3), 0, "0x0014aa"]),
+            json!([record(8453, 3), 60, owner]),
+        ]
+    );
+    assert_eq!(rows(&after, "resolver_texts"), vec![json!([record(1, 2), node(0xbb), "url", "x"])]);
+    for (table, column, bytes) in [
+        ("resolver_records", "id", 56),
+        ("resolver_addresses", "record_id", 56),
+        ("resolver_texts", "record_id", 56),
+        ("resolver_texts", "key_hash", 32),
+    ] {
+        let stored = conn
+            .query_one_raw(sea_orm::Statement::from_string(
+                conn.get_database_backend(),
+                format!(
+                    "SELECT min(length({column})) AS n, max(length({column})) AS m FROM {table}"
+                ),
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        let lengths: (i32, i32) =
+            (stored.try_get("", "n").unwrap(), stored.try_get("", "m").unwrap());
+        assert_eq!(lengths, (bytes, bytes), "{table}.{column} holds raw bytes");
+    }
+    for column in ["chain_id", "resolver", "node"] {
+        let select = format!("SELECT resolver_records.{column} FROM resolver_records");
+        assert!(
+            conn.execute_unprepared(&select).await.is_err(),
+            "migration 26 dropped resolver_records.{column}"
+        );
+    }
     if matches!(backend, Backend::Sqlite) {
         let clustered = conn
             .query_one_raw(sea_orm::Statement::from_string(
                 sea_orm::DatabaseBackend::Sqlite,
                 "SELECT count(*) AS n FROM sqlite_master WHERE sql LIKE '%WITHOUT ROWID' \
-                 AND name IN ('labels', 'resolver_addresses', 'resolver_texts', 'registrations')",
+                 AND name IN ('labels', 'resolver_addresses', 'resolver_texts', 'registrations', \
+                 'resolver_records')",
             ))
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(clustered.try_get::<i64>("", "n").unwrap(), 4);
+        assert_eq!(clustered.try_get::<i64>("", "n").unwrap(), 5);
         let plan = conn
             .query_one_raw(sea_orm::Statement::from_string(
                 sea_orm::DatabaseBackend::Sqlite,
@@ -288,12 +389,21 @@ async fn converts(backend: Backend) {
                 sea_orm::DatabaseBackend::Postgres,
                 "SELECT count(*) AS n FROM information_schema.columns WHERE collation_name = 'C' \
                  AND (table_name, column_name) IN (('registrations', 'registrar'), \
-                 ('resolver_records', 'id'))",
+                 ('resolver_addresses', 'address'))",
             ))
             .await
             .unwrap()
             .unwrap();
         assert_eq!(row.try_get::<i64>("", "n").unwrap(), 2);
+        let index = conn
+            .query_one_raw(sea_orm::Statement::from_string(
+                sea_orm::DatabaseBackend::Postgres,
+                "SELECT count(*) AS n FROM pg_indexes WHERE indexname = 'resolver_addresses_address'",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(index.try_get::<i64>("", "n").unwrap(), 1, "migration 26 rebuilt the index");
     }
     // Migration 24: (id, domain id, index) read back as they were, in index order.
     let registrations: Vec<Value> =
@@ -413,6 +523,66 @@ async fn converts(backend: Backend) {
     assert_eq!(data["child"]["registry"]["id"], format!("1-{REGISTRY}-{}", node(1)));
     assert_eq!(data["base"]["canonical"]["name"]["interpreted"], "base");
 
+    // Migration 26: a resolver's records are the key range of its chain and address.
+    let resolved = schema
+        .execute(format!(
+            "{{ base: resolver(by: {{id: \"8453-{RESOLVER}\"}}) {{ records(first: 1) \
+                 {{ edges {{ node {{ id node contenthash addresses {{ coinType address }} }} }} \
+                 pageInfo {{ hasNextPage }} }} }} \
+               mainnet: resolver(by: {{id: \"1-{RESOLVER}\"}}) {{ records {{ edges {{ node {{ id }} }} }} \
+                 records_(by: {{node: \"{}\"}}) {{ id name texts {{ key value }} }} }} \
+               account(by: {{address: \"{owner}\"}}) {{ nameReferences \
+                 {{ edges {{ node {{ coinType resolver {{ id }} }} }} }} }} }}",
+            node(2)
+        ))
+        .await;
+    assert!(resolved.errors.is_empty(), "{:?}", resolved.errors);
+    let resolved = resolved.data.into_json().unwrap();
+    assert_eq!(
+        resolved["base"]["records"],
+        json!({
+            "edges": [{ "node": {
+                "id": record(8453, 3), "node": node(3), "contenthash": "0xe301",
+                "addresses": [
+                    { "coinType": 0, "address": "0x0014aa" },
+                    { "coinType": 60, "address": owner },
+                ],
+            } }],
+            "pageInfo": { "hasNextPage": false },
+        })
+    );
+    assert_eq!(
+        resolved["mainnet"]["records"]["edges"],
+        json!([{ "node": { "id": record(1, 2) } }])
+    );
+    assert_eq!(
+        resolved["mainnet"]["records_"],
+        json!({ "id": record(1, 2), "name": "vitalik.eth", "texts": [{ "key": "url", "value": "x" }] })
+    );
+    let references: Vec<&Value> = resolved["account"]["nameReferences"]["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["node"]["resolver"]["id"])
+        .collect();
+    assert_eq!(references, [&json!(format!("1-{RESOLVER}")), &json!(format!("8453-{RESOLVER}"))]);
+    // Cursors of those listings before migration 26 held the text id: refused.
+    for listing in [
+        format!(
+            "resolver(by: {{id: \"1-{RESOLVER}\"}}) {{ records(after: \"eyJvZiI6InJlY29yZHMiLCJrZXkiOlsiMS0weCJdfQ\") {{ totalCount }} }}"
+        ),
+        format!(
+            "account(by: {{address: \"{owner}\"}}) {{ nameReferences(after: \"eyJvZiI6Im5hbWVSZWZlcmVuY2VzIiwia2V5IjpbIjEtMHgiLDYwXX0\") {{ totalCount }} }}"
+        ),
+    ] {
+        let stale = schema.execute(format!("{{ {listing} }}")).await;
+        assert!(
+            format!("{:?}", stale.errors).contains("INVALID_CURSOR"),
+            "{listing}: {:?}",
+            stale.errors
+        );
+    }
+
     let bad = schema.execute("{ domain(by: {id: \"1-0xnot-an-id\"}) { id } }").await;
     assert_eq!(bad.errors.len(), 1, "a malformed id is an error, not a silent null");
     assert!(bad.errors[0].message.contains("not a domain id"), "{:?}", bad.errors);
@@ -479,6 +649,22 @@ async fn converts(backend: Backend) {
     let restored = rows(&ensemble::dump::dump(&conn).await.unwrap(), "registrations");
     let first = restored.iter().find(|r| r[2] == 0).unwrap();
     assert_eq!((&first[0], &first[8]), (&registration_id(0), &json!(5)), "the old image restored");
+    // The old resolver images restore under the key: the record's name and its address and
+    // text records as they were before the window.
+    let dumped = ensemble::dump::dump(&conn).await.unwrap();
+    let records = rows(&dumped, "resolver_records");
+    assert_eq!(
+        records[0],
+        json!([record(1, 2), 1, RESOLVER, node(2), "old.eth", null, null, null, 0])
+    );
+    assert_eq!(records.len(), 2);
+    let addresses = rows(&dumped, "resolver_addresses");
+    assert_eq!(addresses[0], json!([record(1, 2), 60, OLD_OWNER]));
+    assert_eq!(addresses.len(), 3, "the other records are untouched");
+    assert_eq!(
+        rows(&dumped, "resolver_texts"),
+        vec![json!([record(1, 2), node(0xbb), "url", "old"])]
+    );
 }
 
 #[actix_rt::test]

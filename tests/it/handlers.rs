@@ -536,7 +536,8 @@ async fn version_changed_clears_only_earlier_records() {
     bed.ok(RESOLVER, Resolver::VersionChanged { node, newVersion: 1 }.encode_log_data()).await;
     bed.ok(RESOLVER, text("email", "a@b.c")).await;
     bed.flush().await;
-    let id = format!("1-{RESOLVER:#x}-{node:#x}");
+    let id: resolver_record::ResolverRecordKey =
+        format!("1-{RESOLVER:#x}-{node:#x}").parse().unwrap();
     let record =
         resolver_record::Entity::find_by_id(id.clone()).one(&bed.conn).await.unwrap().unwrap();
     assert_eq!((record.contenthash, record.version), (None, 1));

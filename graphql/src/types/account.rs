@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use async_graphql::{Context, Error, InputObject, Object};
-use entities::{resolver_address, resolver_record};
+use entities::{resolver_address, resolver_record, resolver_record_key::ResolverRecordKey};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use super::{
@@ -95,26 +95,32 @@ impl Account {
             select = select.filter(resolver_address::Column::CoinType.eq(coin));
         }
         let keyset = Keyset::<resolver_address::Entity> {
-            of: "nameReferences",
+            // Not "nameReferences": that listing's cursors held the text record id, and are
+            // refused now.
+            of: "account_name_references",
             columns: key_columns([
                 resolver_address::Column::RecordId,
                 resolver_address::Column::CoinType,
             ]),
-            key: |a| vec![KeyPart::Text(a.record_id.clone()), KeyPart::Int(a.coin_type)],
+            key: |a| {
+                vec![KeyPart::Bytes(a.record_id.as_bytes().to_vec()), KeyPart::Int(a.coin_type)]
+            },
             index_prefix: None,
         };
         let paging = Paging { first, after, last, before };
         let page = keyset.page(db, select.clone(), &paging).await?;
         // One query for the page's record rows, not one per reference.
-        let ids: Vec<String> = page.rows.iter().map(|(_, a)| a.record_id.clone()).collect();
-        let records: HashMap<String, resolver_record::Model> = resolver_record::Entity::find()
-            .filter(resolver_record::Column::Id.is_in(ids))
-            .all(db)
-            .await
-            .map_err(internal)?
-            .into_iter()
-            .map(|r| (r.id.clone(), r))
-            .collect();
+        let ids: Vec<ResolverRecordKey> =
+            page.rows.iter().map(|(_, a)| a.record_id.clone()).collect();
+        let records: HashMap<ResolverRecordKey, resolver_record::Model> =
+            resolver_record::Entity::find()
+                .filter(resolver_record::Column::Id.is_in(ids))
+                .all(db)
+                .await
+                .map_err(internal)?
+                .into_iter()
+                .map(|r| (r.id.clone(), r))
+                .collect();
         let page = Page {
             rows: page
                 .rows

@@ -26,14 +26,14 @@ impl NameReference {
     /// The domain whose assigned resolver holds this record.
     async fn domain_model(&self, ctx: &Context<'_>) -> Result<Option<domain::Model>, Error> {
         let loader = ctx.data::<DataLoader<DomainByNodeLoader>>()?;
-        let key = (self.record.chain_id, self.record.node.clone());
+        let key = (self.record.chain_id(), self.record.node());
         Ok(loader
             .load_one(key)
             .await
             .map_err(loader_error)?
             .unwrap_or_default()
             .into_iter()
-            .find(|d| d.resolver.as_ref().is_some_and(|r| r.to_string() == self.record.resolver)))
+            .find(|d| d.records_key().as_ref() == Some(&self.record.id)))
     }
 }
 
@@ -52,7 +52,7 @@ impl NameReference {
 
     /// The resolver holding the record.
     async fn resolver(&self) -> Resolver {
-        Resolver { chain_id: self.record.chain_id, address: self.record.resolver.clone() }
+        Resolver { chain_id: self.record.chain_id(), address: self.record.resolver() }
     }
 
     /// Whether the name is also the account's primary name: the `name` record of
@@ -62,7 +62,7 @@ impl NameReference {
         let Some(domain) = self.domain_model(ctx).await? else { return Ok(false) };
         let loader = ctx.data::<DataLoader<PrimaryNameLoader>>()?;
         let primary = loader
-            .load_one((self.record.chain_id, self.account.clone()))
+            .load_one((self.record.chain_id(), self.account.clone()))
             .await
             .map_err(loader_error)?;
         Ok(primary.is_some_and(|name| name == domain.name))

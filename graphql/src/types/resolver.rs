@@ -3,7 +3,10 @@
 use async_graphql::{
     Context, Error, InputObject, Object, OneofObject, SimpleObject, dataloader::DataLoader,
 };
-use entities::{contract, event, resolver_address, resolver_record, resolver_text};
+use entities::{
+    contract, event, resolver_address, resolver_record, resolver_record_key::ResolverRecordKey,
+    resolver_text,
+};
 use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
 
 use super::event::{EventConnection, EventsWhereInput, list_events};
@@ -90,16 +93,22 @@ impl Resolver {
         before: Option<String>,
     ) -> Result<ResolverRecordsConnection, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
-        // Record ids are `${chainId}-${resolver}-${node}`: one resolver's records are the id
-        // range [`${chainId}-${resolver}-`, `${chainId}-${resolver}.`) of the primary key.
-        let prefix = format!("{}-{}", self.chain_id, self.address);
-        let select = resolver_record::Entity::find()
-            .filter(resolver_record::Column::Id.gte(format!("{prefix}-")))
-            .filter(resolver_record::Column::Id.lt(format!("{prefix}.")));
+        // Record keys are (chain, resolver, node) bytes: one resolver's records are one range
+        // of the primary key.
+        let select = match self.key_parts() {
+            Some((chain, address)) => {
+                let (first, last) = ResolverRecordKey::range_of(chain, &address);
+                resolver_record::Entity::find()
+                    .filter(resolver_record::Column::Id.between(first, last))
+            }
+            None => resolver_record::Entity::find()
+                .filter(resolver_record::Column::Id.is_in(Vec::<ResolverRecordKey>::new())),
+        };
         let keyset = Keyset::<resolver_record::Entity> {
-            of: "records",
+            // Not "records": that listing's cursors held the text id, and are refused now.
+            of: "resolver_records",
             columns: key_columns([resolver_record::Column::Id]),
-            key: |r| vec![KeyPart::Text(r.id.clone())],
+            key: |r| vec![KeyPart::Bytes(r.id.as_bytes().to_vec())],
             index_prefix: None,
         };
         let paging = Paging { first, after, last, before };
@@ -147,15 +156,27 @@ impl Resolver {
         // Any resolver may hold records for any node, indexed domain or not: the node is
         // computed from the name, never looked up.
         let node = match by {
-            NameOrNodeInput::Node(node) => name::parse_node(&node.0)?,
+            NameOrNodeInput::Node(node) => name::parse_node_hash(&node.0)?,
             NameOrNodeInput::Name(InterpretedName(text)) => {
                 name::validate_name(&text)?;
-                format!("{:#x}", name::interpreted_namehash(&text))
+                name::interpreted_namehash(&text)
             }
         };
-        let id = format!("{}-{}-{}", self.chain_id, self.address, node);
+        let Some((chain, address)) = self.key_parts() else { return Ok(None) };
+        let id = ResolverRecordKey::new(chain, &address, &node.0);
         let loader = ctx.data::<DataLoader<RecordLoader>>()?;
         Ok(load_row(loader, id).await?.map(ResolverRecords))
+    }
+}
+
+impl Resolver {
+    /// The chain id and raw address as a record key holds them; `None` for a chain id no key
+    /// can hold (no configured chain has one, so such a resolver holds no records).
+    fn key_parts(&self) -> Option<(u64, [u8; 20])> {
+        let chain =
+            u64::try_from(self.chain_id).ok().filter(|c| ResolverRecordKey::holds_chain(*c))?;
+        let address: entities::raw_hex::RawAddress = self.address.parse().ok()?;
+        Some((chain, address.as_bytes().try_into().ok()?))
     }
 }
 
@@ -185,12 +206,12 @@ pub struct ResolverRecords(pub resolver_record::Model);
 impl ResolverRecords {
     /// `${chainId}-${resolver}-${node}`.
     async fn id(&self) -> ResolverRecordsId {
-        ResolverRecordsId(self.0.id.clone())
+        ResolverRecordsId(self.0.id.to_string())
     }
 
     /// The node.
     async fn node(&self) -> Node {
-        Node(self.0.node.clone())
+        Node(self.0.node())
     }
 
     /// The `name` record (reverse records).
