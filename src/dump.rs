@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use alloy::hex::encode_prefixed as hex;
 use entities::{
     checkpoint, contract, domain, event, event_block, event_selector, event_transaction, label,
-    registration, renewal, resolver_address, resolver_record, resolver_text,
+    packed_words::SubjectWords, registration, renewal, resolver_address, resolver_record,
+    resolver_text,
 };
 use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder};
 use serde_json::json;
@@ -24,12 +25,16 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
         out.push_str(&json!({ "table": table, "row": row }).to_string());
         out.push('\n');
     };
+    // Each domain's words and parent by number: events store the words of their domain as
+    // references to it, and the dump shows them as the log held them.
+    let mut subjects: HashMap<i64, (SubjectWords, Option<i64>)> = HashMap::new();
     for d in domain::Entity::find()
         .order_by_asc(domain::Column::Id)
         .all(db)
         .await
         .map_err(err("dump"))?
     {
+        subjects.insert(d.seq, (d.subject_words(None), d.parent_seq));
         line(
             "domains",
             json!([
@@ -197,8 +202,12 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
             log_index: e.log_index,
             source,
         };
-        let topics = e.topics.unpack().map_err(malformed)?;
-        let data = e.data.unpack().map_err(malformed)?;
+        let subject = e.domain_seq.and_then(|seq| subjects.get(&seq)).map(|(words, parent)| {
+            let parent_node = parent.and_then(|p| subjects.get(&p)).map(|(p, _)| p.node);
+            SubjectWords { parent_node, ..words.clone() }
+        });
+        let topics = e.topics.unpack_with(subject.as_ref()).map_err(malformed)?;
+        let data = e.data.unpack_with(subject.as_ref()).map_err(malformed)?;
         line(
             "events",
             json!({

@@ -14,6 +14,7 @@ use sea_orm::entity::prelude::*;
 
 pub use crate::{
     domain_key::DomainKey,
+    packed_words::SubjectWords,
     raw_hex::{RawAddress, RawHash},
 };
 
@@ -109,6 +110,21 @@ impl Model {
     pub fn registration_id(&self) -> Option<crate::registration_key::RegistrationKey> {
         let latest = u32::try_from(self.registration_count.checked_sub(1)?).ok()?;
         Some(crate::registration_key::RegistrationKey::new(&self.id, latest))
+    }
+
+    /// The words of this domain its events' logs may repeat, which the history stores as
+    /// references ([`crate::packed_words`]); `parent_node` is its parent's node, when known.
+    pub fn subject_words(&self, parent_node: Option<[u8; 32]>) -> SubjectWords {
+        SubjectWords {
+            node: self.node(),
+            label_hash: self.label_hash.as_bytes().try_into().unwrap_or_default(),
+            parent_node,
+        }
+    }
+
+    /// The node as raw bytes.
+    pub fn node(&self) -> [u8; 32] {
+        self.id.node().try_into().unwrap_or_default()
     }
 
     /// Key of the records its assigned resolver holds for its node, if it has a resolver.

@@ -5,7 +5,8 @@
 //!
 //! The history is the largest table by far (one row per event), so it is stored compactly:
 //! hashes and addresses are raw bytes, log payloads are packed ABI words
-//! ([`crate::packed_words`]), the selector is a small code
+//! ([`crate::packed_words`]) in which the words the event's domain holds (its node, label
+//! hash, parent's node) are one-byte references to it, the selector is a small code
 //! ([`crate::event_selector`]), and what a whole block or transaction shares (block hash,
 //! transaction hash, sender and recipient) lives once in [`crate::event_block`] and
 //! [`crate::event_transaction`] (account listings walk the sender's index there).
@@ -44,7 +45,8 @@ pub struct Model {
     pub contract: i32,
     /// topic0 as its [`crate::event_selector`] code.
     pub selector: i16,
-    /// The other topics, 32 bytes each, concatenated and packed.
+    /// The other topics, 32 bytes each, concatenated and packed (with references to the
+    /// domain of `domain_seq`).
     pub topics: PackedWords,
     /// Log data, packed.
     pub data: PackedWords,

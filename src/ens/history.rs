@@ -37,7 +37,18 @@ pub fn subject_node(ctx: &IndexContext, event: &EnsEvent) -> Option<B256> {
     }
 }
 
-/// The history rows of `decoded`, the `seq`-th event decoded from its log.
+/// The node of the parent of the domain `event` is about, when the event carries it
+/// (`NewOwner`): the store writes that topic as a reference to the parent when the domain row
+/// names its parent.
+pub fn subject_parent(event: &EnsEvent) -> Option<B256> {
+    match event {
+        EnsEvent::NewOwner { parent, .. } => Some(*parent),
+        _ => None,
+    }
+}
+
+/// The history rows of `decoded`, the `seq`-th event decoded from its log. The log's topics
+/// and data are packed when the store records the event, which knows its domain's words.
 pub fn history_rows(
     ctx: &IndexContext,
     decoded: &DecodedEvent,
@@ -61,11 +72,13 @@ pub fn history_rows(
             tx_index,
             contract: 0,
             selector,
-            topics: PackedWords::pack_words(topics.iter().skip(1).map(|t| &t.0)),
-            data: PackedWords::pack(&meta.log.data),
+            topics: PackedWords::default(),
+            data: PackedWords::default(),
             domain_seq: None,
         },
+        log: meta.log.clone(),
         subject: subject_node(ctx, &decoded.event).map(|node| ctx.domain_id(node)),
+        subject_parent: subject_parent(&decoded.event).map(|parent| parent.0),
         address: meta.address.0.0,
         block: event_block::Model { chain_id, block_number, hash: meta.block_hash.to_vec() },
         transaction: event_transaction::Model {
@@ -134,10 +147,9 @@ mod tests {
         assert_eq!((row.domain_seq, &rows.subject), (None, &None));
         assert_eq!(row.seq, 1);
         assert_eq!(event_selector::selector(row.selector), Some(&topic0.0));
-        let mut topics = vec![2u8; 32];
-        topics.extend([3u8; 32]);
-        assert_eq!(row.topics.unpack().unwrap(), topics);
-        assert_eq!(row.data.unpack().unwrap(), vec![0xde, 0xad]);
+        assert_eq!(rows.log.topics()[1..], [B256::repeat_byte(2), B256::repeat_byte(3)]);
+        assert_eq!(rows.log.data.to_vec(), vec![0xde, 0xad]);
+        assert_eq!(rows.subject_parent, None);
         assert_eq!(rows.transaction.tx_from, vec![0xbb; 20]);
         assert_eq!(rows.transaction.timestamp, 1_700_000_000);
         assert_eq!((row.block_number, row.log_index, row.tx_index), (7, 4, 3));

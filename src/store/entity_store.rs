@@ -13,11 +13,14 @@
 //! found through two small in-memory indexes kept here. A domain's label and parent never
 //! change after creation, so these indexes never go stale.
 
-use std::{borrow::Borrow, hash::Hash};
+use std::{borrow::Borrow, hash::Hash, sync::Arc};
+
+use alloy::primitives::LogData;
 
 use entities::{
     domain::{self, DomainKey, RawHash},
     event, event_block, event_transaction, label,
+    packed_words::PackedWords,
     registration::{self, RegistrationKey},
     renewal::{self, RenewalKey},
     resolver_address,
@@ -326,10 +329,17 @@ impl PendingFlush {
 /// refers to (the same for every event of the block or transaction; the store keeps one).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HistoryRows {
-    /// The event; its `domain_seq` and `contract` are filled in when it is recorded.
+    /// The event; its `domain_seq`, `contract`, `topics` and `data` are filled in when it is
+    /// recorded.
     pub event: event::Model,
+    /// The log as emitted: its topics after topic0 and its data are packed when the event is
+    /// recorded, with the words its domain holds written as references
+    /// ([`entities::packed_words::SubjectWords`]).
+    pub log: Arc<LogData>,
     /// The domain the event is about; none for resolver events.
     pub subject: Option<DomainKey>,
+    /// The node of that domain's parent, when the event carries it (`NewOwner`).
+    pub subject_parent: Option<[u8; 32]>,
     /// The contract that emitted it; the event's `contract` code is filled in from it.
     pub address: [u8; 20],
     /// Its block's hash.
@@ -650,15 +660,27 @@ impl EntityStore {
     /// so a block's or transaction's row repeats only right after itself, and one comparison
     /// keeps one.
     pub async fn record_event(&mut self, rows: HistoryRows) -> Result<(), StoreError> {
-        let HistoryRows { mut event, subject, address, block, transaction } = rows;
+        let HistoryRows { mut event, log, subject, subject_parent, address, block, transaction } =
+            rows;
         event.contract = self.contracts.code(&self.db, event.chain_id, address).await?;
+        let mut words = None;
         if let Some(id) = subject {
-            let seq = match self.domains.newest_ref(&id) {
-                Some(row) => Some(row.seq),
-                None => self.domain(&id).await?.map(|row| row.seq),
+            // The words a reader finds from the row: its node and label hash, and its
+            // parent's node when the row names a parent (the one the event carries, since the
+            // node is the hash of the two).
+            let found = |row: &domain::Model| {
+                (row.seq, row.subject_words(row.parent_seq.and(subject_parent)))
             };
-            event.domain_seq = Some(seq.unwrap_or(event::NO_DOMAIN));
+            let found = match self.domains.newest_ref(&id) {
+                Some(row) => Some(found(row)),
+                None => self.domain(&id).await?.as_ref().map(found),
+            };
+            event.domain_seq = Some(found.as_ref().map_or(event::NO_DOMAIN, |(seq, _)| *seq));
+            words = found.map(|(_, words)| words);
         }
+        let topics = log.topics().get(1..).unwrap_or_default();
+        event.topics = PackedWords::pack_words(topics.iter().map(|t| &t.0), words.as_ref());
+        event.data = PackedWords::pack_with(&log.data, words.as_ref());
         self.dirty_heap += event.heap_bytes();
         self.events.push(event);
         if self.event_blocks.last() != Some(&block) {

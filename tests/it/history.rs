@@ -129,6 +129,22 @@ async fn history(backend: Backend, chain_id: u64) {
             .into_iter()
             .map(|c| ((c.chain_id, c.code), c.address))
             .collect();
+    // Words a row stores as references to its domain are read from the domain rows.
+    let domains: std::collections::HashMap<i64, entities::domain::Model> =
+        entities::domain::Entity::find()
+            .all(&service.db)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|d| (d.seq, d))
+            .collect();
+    let subject = |row: &event::Model| {
+        let domain = domains.get(&row.domain_seq?)?;
+        let parent = domain.parent_seq.and_then(|p| domains.get(&p)).map(|p| p.node());
+        Some(domain.subject_words(parent))
+    };
+    let (mut referring, mut to_parents) = (0, 0);
+    let mut logs = std::collections::HashMap::new();
     let mut receipts = std::collections::HashMap::new();
     for row in &rows {
         let tx = &transactions[&(row.chain_id, row.block_number, row.tx_index)];
@@ -155,37 +171,54 @@ async fn history(backend: Backend, chain_id: u64) {
         assert_eq!(receipt.block_number, Some(row.block_number as u64));
         let topics = log.topics();
         assert_eq!(Some(&topics[0].0), event_selector::selector(row.selector));
+        let words = subject(row);
         assert_eq!(
             topics[1..].iter().flat_map(|t| t.0).collect::<Vec<u8>>(),
-            row.topics.unpack().unwrap()
+            row.topics.unpack_with(words.as_ref()).unwrap(),
+            "topics of {}",
+            event_id(row)
         );
-        assert_eq!(log.data().data.to_vec(), row.data.unpack().unwrap());
+        assert_eq!(log.data().data.to_vec(), row.data.unpack_with(words.as_ref()).unwrap());
+        let (topics_refer, topics_to_parent) = row.topics.needs_subject();
+        referring += usize::from(topics_refer || row.data.needs_subject().0);
+        to_parents += usize::from(topics_to_parent);
+        logs.insert(event_id(row), (topics.to_vec(), log.data().data.to_vec()));
     }
-    // The API renders them back as the chain's hex.
-    let sample = &rows[rows.len() / 2];
-    let tx = &transactions[&(sample.chain_id, sample.block_number, sample.tx_index)];
-    let id = event_id(sample);
-    let node_query = format!(
-        "{{ account(by: {{address: \"{}\"}}) {{ events(where: {{timestamp: {{gte: \"{ts}\", lte: \"{ts}\"}}}}, first: 1000) {{ edges {{ node {{ id blockHash transactionHash to from data }} }} }} }} }}",
-        alloy::hex::encode_prefixed(&tx.tx_from),
-        ts = sample.timestamp
-    );
-    let data = gql(&schema, &node_query).await;
-    let node = data["account"]["events"]["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| &e["node"])
-        .find(|n| n["id"] == json!(id))
-        .unwrap_or_else(|| panic!("{id} listed"));
-    assert_eq!(
-        node["blockHash"],
-        json!(alloy::hex::encode_prefixed(&blocks[&(sample.chain_id, sample.block_number)]))
-    );
-    assert_eq!(node["transactionHash"], json!(alloy::hex::encode_prefixed(&tx.hash)));
-    assert_eq!(node["to"], json!(tx.to_address.as_ref().map(alloy::hex::encode_prefixed)));
-    assert_eq!(node["from"], json!(alloy::hex::encode_prefixed(&tx.tx_from)));
-    assert_eq!(node["data"], json!(alloy::hex::encode_prefixed(sample.data.unpack().unwrap())));
+    // Most domain events repeat their domain's node or label hash, and subnames' `NewOwner`
+    // their parent's node: those words are stored as references, and read back exactly.
+    assert!(referring > rows.len() / 3, "{referring} of {} rows refer to their domain", rows.len());
+    assert!(to_parents > 0, "no NewOwner refers to its parent's node");
+    // The API renders them back as the chain's hex: a row from the middle, and one that
+    // refers to its domain's parent.
+    let to_parent = rows.iter().find(|r| r.topics.needs_subject().1).unwrap();
+    for sample in [&rows[rows.len() / 2], to_parent] {
+        let tx = &transactions[&(sample.chain_id, sample.block_number, sample.tx_index)];
+        let id = event_id(sample);
+        let node_query = format!(
+            "{{ account(by: {{address: \"{}\"}}) {{ events(where: {{timestamp: {{gte: \"{ts}\", lte: \"{ts}\"}}}}, first: 1000) {{ edges {{ node {{ id blockHash transactionHash to from topics data }} }} }} }} }}",
+            alloy::hex::encode_prefixed(&tx.tx_from),
+            ts = sample.timestamp
+        );
+        let data = gql(&schema, &node_query).await;
+        let node = data["account"]["events"]["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| &e["node"])
+            .find(|n| n["id"] == json!(id))
+            .unwrap_or_else(|| panic!("{id} listed"));
+        assert_eq!(
+            node["blockHash"],
+            json!(alloy::hex::encode_prefixed(&blocks[&(sample.chain_id, sample.block_number)]))
+        );
+        assert_eq!(node["transactionHash"], json!(alloy::hex::encode_prefixed(&tx.hash)));
+        assert_eq!(node["to"], json!(tx.to_address.as_ref().map(alloy::hex::encode_prefixed)));
+        assert_eq!(node["from"], json!(alloy::hex::encode_prefixed(&tx.tx_from)));
+        let (topics, data) = &logs[&id];
+        let topics: Vec<String> = topics.iter().map(alloy::hex::encode_prefixed).collect();
+        assert_eq!(node["topics"], json!(topics), "topics of {id}");
+        assert_eq!(node["data"], json!(alloy::hex::encode_prefixed(data)), "data of {id}");
+    }
 
     // Every domain event names a domain that exists (0 only for the root node).
     let seqs: std::collections::HashSet<i64> = entities::domain::Entity::find()

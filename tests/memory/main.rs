@@ -114,11 +114,16 @@ fn history(i: u32) -> HistoryRows {
             tx_index: (tx % 2) as i32,
             contract: 0,
             selector: 3,
-            topics: PackedWords::pack_words(&[[9; 32], word(1), word(2)]),
-            data: PackedWords::pack_words(&[word(3), word(4)]),
+            topics: PackedWords::default(),
+            data: PackedWords::default(),
             domain_seq: None,
         },
+        log: std::sync::Arc::new(alloy::primitives::LogData::new_unchecked(
+            [[7; 32], [9; 32], word(1), word(2)].map(alloy::primitives::B256::from).to_vec(),
+            [word(3), word(4)].concat().into(),
+        )),
         subject: Some(domain(i).id),
+        subject_parent: None,
         address: [0x57; 20],
         block: event_block::Model { chain_id: 1, block_number: block, hash: vec![5; 32] },
         transaction: event_transaction::Model {

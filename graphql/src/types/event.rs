@@ -5,8 +5,9 @@
 //! logIndex)`, which each of the `events` table's indexes holds for its lookup.
 //!
 //! The history is stored compactly (raw bytes, a selector code, block and transaction facts
-//! in their own tables, see `entities::event`); this type renders it back as the hex the
-//! chain shows, loading block and transaction facts per page through DataLoaders.
+//! in their own tables, words of the event's domain as references to it, see
+//! `entities::event`); this type renders it back as the hex the chain shows, loading block,
+//! transaction and domain facts per page through DataLoaders.
 
 use alloy::hex::encode_prefixed as hex;
 use async_graphql::{Context, Error, InputObject, Object, OneofObject, dataloader::DataLoader};
@@ -20,7 +21,10 @@ use crate::{
     connection::Paging,
     error::{code, coded},
     keyset::{KeyPart, Keyset, key_columns, keyset_connection},
-    loaders::{ContractLoader, EventBlockLoader, EventTransactionLoader, loader_error},
+    loaders::{
+        ContractLoader, DomainBySeqLoader, EventBlockLoader, EventTransactionLoader, load_row,
+        loader_error,
+    },
     name::{parse_address, parse_node},
     scalars::{Address, BigInt, ChainId, Hex},
 };
@@ -116,8 +120,8 @@ impl Event {
     }
 
     /// The log's topics, topic0 (the selector) first.
-    async fn topics(&self) -> Result<Vec<Hex>, Error> {
-        let topics = self.unpacked(&self.0.topics)?;
+    async fn topics(&self, ctx: &Context<'_>) -> Result<Vec<Hex>, Error> {
+        let topics = self.unpacked(ctx, &self.0.topics).await?;
         Ok(event_selector::selector(self.0.selector)
             .map(|s| s.as_slice())
             .into_iter()
@@ -127,8 +131,8 @@ impl Event {
     }
 
     /// The log's data.
-    async fn data(&self) -> Result<Hex, Error> {
-        Ok(Hex(hex(self.unpacked(&self.0.data)?)))
+    async fn data(&self, ctx: &Context<'_>) -> Result<Hex, Error> {
+        Ok(Hex(hex(self.unpacked(ctx, &self.0.data).await?)))
     }
 }
 
@@ -141,9 +145,25 @@ impl Event {
     }
 
     /// Stored topics or data as the log held them; a damaged row is an internal error that
-    /// names the event, not a wrong answer.
-    fn unpacked(&self, packed: &PackedWords) -> Result<Vec<u8>, Error> {
-        packed.unpack().map_err(|e| self.damaged(&format!("holds {e}")))
+    /// names the event, not a wrong answer. Words stored as references to the event's domain
+    /// (its node, label hash or parent's node) are read from the domain row, and its parent's
+    /// when needed, through the page's loader.
+    async fn unpacked(&self, ctx: &Context<'_>, packed: &PackedWords) -> Result<Vec<u8>, Error> {
+        let (needs_domain, needs_parent) = packed.needs_subject();
+        let subject = match (needs_domain, self.0.domain_seq) {
+            (true, Some(seq)) => {
+                let loader = ctx.data::<DataLoader<DomainBySeqLoader>>()?;
+                let domain = load_row(loader, seq).await?;
+                let domain = domain.ok_or_else(|| self.damaged("refers to a missing domain"))?;
+                let parent = match (needs_parent, domain.parent_seq) {
+                    (true, Some(parent)) => load_row(loader, parent).await?.map(|p| p.node()),
+                    _ => None,
+                };
+                Some(domain.subject_words(parent))
+            }
+            _ => None,
+        };
+        packed.unpack_with(subject.as_ref()).map_err(|e| self.damaged(&format!("holds {e}")))
     }
 
     /// The sender, from the event's transaction row; every recorded event has one.
