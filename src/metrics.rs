@@ -22,14 +22,24 @@
 //! The `metrics` facade has one process-wide recorder by design; it is installed once and
 //! the handle is passed to the HTTP layer explicitly.
 
-use std::sync::OnceLock;
+use std::{sync::OnceLock, time::Duration};
 
 use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
-/// Installs the Prometheus recorder (once per process) and returns its handle.
+/// How often the recorder folds the samples recorded since into its summaries.
+///
+/// Why: the recorder keeps every histogram sample until then, and without upkeep only a
+/// scrape of `/metrics` folds them, so a process nobody scrapes grows by every event's
+/// samples (the handler's time per event, each message's mailbox wait). At 1.5M events that
+/// was 21 MB of the heap's peak (heaptrack, BENCHMARKS.md, fourteenth session), and it grows
+/// without bound.
+pub const UPKEEP_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Installs the Prometheus recorder (once per process), starts its upkeep thread
+/// ([`UPKEEP_INTERVAL`]) and returns its handle.
 pub fn install() -> PrometheusHandle {
     HANDLE
         .get_or_init(|| {
@@ -39,6 +49,21 @@ pub fn install() -> PrometheusHandle {
             // handle still renders (an empty page) rather than failing startup.
             let _ = metrics::set_global_recorder(recorder);
             describe();
+            let upkeep = handle.clone();
+            let started =
+                std::thread::Builder::new().name("metrics-upkeep".into()).spawn(move || {
+                    loop {
+                        std::thread::sleep(UPKEEP_INTERVAL);
+                        upkeep.run_upkeep();
+                    }
+                });
+            if let Err(err) = started {
+                tracing::warn!(
+                    target: "metrics",
+                    error = %err,
+                    "No metrics upkeep thread: histogram samples are folded only when scraped"
+                );
+            }
             handle
         })
         .clone()

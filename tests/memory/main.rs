@@ -174,3 +174,34 @@ async fn dirty_rows_measured() {
     let committed = live() as f64 - before as f64;
     assert!(committed < held / 20.0, "a completed flush leaves {committed} bytes behind");
 }
+
+#[test]
+fn histogram_samples_do_not_pile_up_unscraped() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let handle = ensemble::metrics::install();
+    let before = live();
+    // An indexer nobody scrapes: events keep coming, each with its handler-time sample
+    // (16.5 bytes each while pending, measured). Kept until a scrape, 1.5M samples would hold
+    // about 25 MB; the upkeep folds them into the summary every interval, and what it
+    // releases is reclaimed as recording goes on.
+    let (rounds, per_round) = (6, 250_000);
+    let mut held = Vec::new();
+    for _ in 0..rounds {
+        for _ in 0..per_round {
+            metrics::histogram!("ensemble_handler_seconds", "chain" => "77", "event" => "Test")
+                .record(1e-6);
+        }
+        held.push(live().saturating_sub(before));
+        std::thread::sleep(ensemble::metrics::UPKEEP_INTERVAL * 3 / 2);
+    }
+    eprintln!("bytes held after each round of {per_round} samples: {held:?}");
+    let last = held.last().copied().unwrap_or_default();
+    assert!(last < 10 << 20, "{} unscraped samples hold {last} bytes", rounds * per_round);
+    // Folded, not lost: the summary counts every sample.
+    let page = handle.render();
+    let count = format!(
+        "ensemble_handler_seconds_count{{chain=\"77\",event=\"Test\"}} {}",
+        rounds * per_round
+    );
+    assert!(page.contains(&count), "{page}");
+}
