@@ -67,7 +67,7 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
         .await
         .map_err(err("dump"))?
     {
-        line("labels", json!([l.label_hash, l.label, l.interpreted]));
+        line("labels", json!([l.label_hash, l.label, l.interpreted()]));
     }
     for r in registration::Entity::find()
         .order_by_asc(registration::Column::Id)

@@ -34,6 +34,7 @@ mod m20261201_000023_name_search_without_positions;
 mod m20261201_000024_registration_keys;
 mod m20261201_000025_renewal_keys;
 mod m20261201_000026_resolver_record_keys;
+mod m20261201_000027_label_normalized;
 mod one_batch;
 
 /// Applies the migrations in order.
@@ -70,6 +71,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000024_registration_keys::Migration),
             Box::new(m20261201_000025_renewal_keys::Migration),
             Box::new(m20261201_000026_resolver_record_keys::Migration),
+            Box::new(m20261201_000027_label_normalized::Migration),
         ]
     }
 }

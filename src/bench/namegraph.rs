@@ -141,16 +141,16 @@ impl Builder {
     fn domain(&mut self, parent: Option<&Parent>, label: &str, registered: bool) -> Parent {
         let hash = labelhash(label);
         let parent_node = parent.map_or(B256::ZERO, |p| p.node);
+        let interpreted = interpret_label(label);
         if self.labels_seen.insert(hash) {
             self.batch.labels.push(label::Model {
                 label_hash: RawHash::new(hash.0),
                 label: Some(label.to_owned()),
-                interpreted: interpret_label(label),
+                normalized: interpreted == label,
             });
         }
         let node = child_node(parent_node, hash);
         let id = domain_id(CHAIN_ID, REGISTRY, node);
-        let interpreted = interpret_label(label);
         let (name, depth) = match parent {
             Some(p) => (format!("{interpreted}.{}", p.name), p.depth + 1),
             None => (interpreted, 1),

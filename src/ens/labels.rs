@@ -15,7 +15,7 @@ use entities::{
 
 use super::{
     HandlerError,
-    name::{encoded_label_hash, interpret_label, labelhash},
+    name::{encoded_label_hash, is_normalized_label, labelhash},
 };
 use crate::store::EntityStore;
 
@@ -44,32 +44,30 @@ pub async fn ensure_label(
     let literal = literal.filter(|l| labelhash(l) == hash);
     let existing = store.label(&key).await?;
     match (existing, literal) {
-        (Some(row), None) => Ok(row.interpreted),
-        (Some(row), Some(_)) if row.label.is_some() => Ok(row.interpreted),
-        (Some(row), Some(lit)) => {
-            let interpreted = interpret_label(lit);
+        (Some(row), None) => Ok(row.interpreted()),
+        (Some(row), Some(_)) if row.label.is_some() => Ok(row.interpreted()),
+        (Some(_), Some(lit)) => {
+            let normalized = is_normalized_label(lit);
             store.put_label(
-                label::Model {
-                    label_hash: key.clone(),
-                    label: Some(lit.to_owned()),
-                    interpreted: interpreted.clone(),
-                },
+                label::Model { label_hash: key.clone(), label: Some(lit.to_owned()), normalized },
                 false,
             );
-            if interpreted != row.interpreted {
-                cascade(store, hash).await?;
+            // An unnormalized literal still renders as the hash: nothing to re-render.
+            if !normalized {
+                return Ok(encoded_label_hash(hash));
             }
-            Ok(interpreted)
+            cascade(store, hash).await?;
+            Ok(lit.to_owned())
         }
         (None, lit) => {
             let lit = lit.or_else(|| well_known_label(hash));
-            let interpreted = lit.map_or_else(|| encoded_label_hash(hash), interpret_label);
+            let normalized = lit.is_some_and(is_normalized_label);
+            let interpreted = match lit {
+                Some(lit) if normalized => lit.to_owned(),
+                _ => encoded_label_hash(hash),
+            };
             store.put_label(
-                label::Model {
-                    label_hash: key,
-                    label: lit.map(str::to_owned),
-                    interpreted: interpreted.clone(),
-                },
+                label::Model { label_hash: key, label: lit.map(str::to_owned), normalized },
                 true,
             );
             Ok(interpreted)
@@ -103,7 +101,7 @@ async fn cascade(store: &mut EntityStore, label_hash: B256) -> Result<(), Handle
         // The current version: an earlier step of this cascade may have renamed it.
         let Some(mut row) = store.domain(&id).await? else { continue };
         let interpreted = match store.label(&row.label_hash).await? {
-            Some(l) => l.interpreted,
+            Some(l) => l.interpreted(),
             None => continue,
         };
         let name = match (row.parent_seq, parent_name) {

@@ -83,7 +83,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         .map(|(i, text)| label::Model {
             label_hash: label::RawHash::new([i as u8; label::RawHash::BYTES]),
             label: (i != 2).then(|| (*text).to_owned()),
-            interpreted: format!("[{text}]"),
+            normalized: i != 2 && i % 2 == 0,
         })
         .collect();
     let first: Vec<domain::Model> = AWKWARD

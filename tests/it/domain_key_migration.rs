@@ -19,6 +19,8 @@
 //! in their address and text rows: the ids read back as the same text, GraphQL lists a
 //! resolver's records and finds a node's, references resolve, old cursors are refused, the
 //! unused node index is forgotten even when deferred, and old journal images still restore.
+//! Migration 27 stores whether a label is normalized instead of its rendering: labels render
+//! as before, and an old image (holding the rendering) restores as normalized or not.
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
@@ -171,13 +173,26 @@ async fn converts(backend: Backend) {
     .await
     .unwrap();
 
-    // A known and an unknown label, keyed by hex text until migration 21.
+    // A known and two unknown labels, keyed by hex text until migration 21, and rendered as
+    // text until migration 27.
     conn.execute_unprepared(&format!(
         "INSERT INTO labels (label_hash, label, interpreted) VALUES ('{}', 'eth', 'eth'), \
-         ('{}', NULL, '[{}]')",
+         ('{}', NULL, '[{}]'), ('{}', NULL, '[{}]')",
         node(0xfe),
         node(0xfd),
-        &node(0xfd)[2..]
+        &node(0xfd)[2..],
+        node(0xfc),
+        &node(0xfc)[2..]
+    ))
+    .await
+    .unwrap();
+    // The window had forgotten label 0xfc (a made-up change, to see the image restore): its
+    // image holds the rendering, which migration 27 drops.
+    let label_prior = json!({ "label_hash": node(0xfc), "label": "old", "interpreted": "old" });
+    conn.execute_unprepared(&format!(
+        "INSERT INTO journal_entries (chain_id, window_start, table_name, row_key, prior) \
+         VALUES (1, 100, 'labels', '{}', '{label_prior}')",
+        node(0xfc)
     ))
     .await
     .unwrap();
@@ -365,13 +380,19 @@ async fn converts(backend: Backend) {
         let detail: String = plan.try_get("", "detail").unwrap();
         assert!(detail.contains("resolver_addresses_address"), "{detail}");
     }
-    // Migration 21: label hashes are raw bytes, and read back as the hex they were.
+    // Migrations 21 and 27: label hashes are raw bytes, and read back as the hex they were;
+    // the renderings are derived, and read back as they were stored.
     assert_eq!(
         rows(&after, "labels"),
         vec![
+            json!([node(0xfc), null, format!("[{}]", &node(0xfc)[2..])]),
             json!([node(0xfd), null, format!("[{}]", &node(0xfd)[2..])]),
             json!([node(0xfe), "eth", "eth"]),
         ]
+    );
+    assert!(
+        conn.execute_unprepared("SELECT labels.interpreted FROM labels").await.is_err(),
+        "migration 27 dropped labels.interpreted"
     );
     let stored = conn
         .query_one_raw(sea_orm::Statement::from_string(
@@ -649,6 +670,9 @@ async fn converts(backend: Backend) {
     let restored = rows(&ensemble::dump::dump(&conn).await.unwrap(), "registrations");
     let first = restored.iter().find(|r| r[2] == 0).unwrap();
     assert_eq!((&first[0], &first[8]), (&registration_id(0), &json!(5)), "the old image restored");
+    // The old label image restores with its rendering's meaning: normalized.
+    let labels = rows(&ensemble::dump::dump(&conn).await.unwrap(), "labels");
+    assert_eq!(labels[0], json!([node(0xfc), "old", "old"]));
     // The old resolver images restore under the key: the record's name and its address and
     // text records as they were before the window.
     let dumped = ensemble::dump::dump(&conn).await.unwrap();
