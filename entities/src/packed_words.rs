@@ -345,7 +345,7 @@ mod tests {
         // `NewOwner(parent, label)` topics, then data with the node, an address and a zero
         // word (which packs small on its own, never as a reference).
         let topics = [[0x33; WORD], [0x22; WORD]];
-        let data = [vec![0x11; WORD], address.clone(), vec![0; WORD], vec![0xde, 0xad]].concat();
+        let data = [vec![0x11; WORD], address, vec![0; WORD], vec![0xde, 0xad]].concat();
         let packed_topics = PackedWords::pack_words(&topics, Some(&subject));
         assert_eq!(packed_topics.as_bytes(), [DERIVED | PARENT_NODE, DERIVED | LABEL_HASH]);
         let packed_data = PackedWords::pack_with(&data, Some(&subject));
@@ -361,7 +361,7 @@ mod tests {
         assert_eq!(packed_data.unpack_with(Some(&subject)).expect("with its domain"), data);
         let err = packed_topics.unpack().expect_err("alone");
         assert_eq!(err.reason, "a word of the event's domain, read without it");
-        let orphan = SubjectWords { parent_node: None, ..subject.clone() };
+        let orphan = SubjectWords { parent_node: None, ..subject };
         let err = packed_topics.unpack_with(Some(&orphan)).expect_err("no parent");
         assert_eq!(err.reason, "a parent's node the domain does not know");
         assert!(serde_json::to_string(&packed_topics).is_err(), "cannot be shown alone");
