@@ -149,9 +149,23 @@ enum BenchCommand {
         /// the end (`indexer.defer_query_indexes = false`).
         #[arg(long)]
         keep_indexes: bool,
+        /// With `--source rpc`: an endpoint already serving this corpus (`ensemble bench
+        /// serve` in another process), so the server's memory and CPU are not the run's.
+        #[arg(long)]
+        rpc_url: Option<String>,
         /// Append the result as a row to this file (e.g. BENCHMARKS.md).
         #[arg(long)]
         record: Option<PathBuf>,
+    },
+    /// Serve a corpus as a JSON-RPC endpoint (the methods the indexer calls), until
+    /// interrupted: a chain for `bench run --source rpc --rpc-url`, or any indexer.
+    Serve {
+        /// The corpus (from `ensemble bench generate`).
+        #[arg(long, default_value = "corpus.bin")]
+        corpus: PathBuf,
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8545")]
+        listen: std::net::SocketAddr,
     },
 }
 
@@ -171,6 +185,7 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
             window,
             mailbox_capacity,
             keep_indexes,
+            rpc_url,
             record,
         } => {
             // The built-in indexer settings, with what the command line sets.
@@ -181,9 +196,22 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
                 indexer.mailbox_capacity = capacity.max(1);
             }
             indexer.defer_query_indexes = !keep_indexes;
-            let options =
-                ensemble::bench::run::RunOptions { corpus, database_url, source, indexer, window };
+            let options = ensemble::bench::run::RunOptions {
+                corpus,
+                database_url,
+                source,
+                indexer,
+                window,
+                rpc_url,
+            };
             bench_run(options, record).await
+        }
+        BenchCommand::Serve { corpus, listen } => {
+            let server = ensemble::bench::rpc_server::serve_on(&corpus, listen).await?;
+            tracing::info!(target: "bench", url = %server.url(), corpus = %corpus.display(), "Serving the corpus");
+            tokio::signal::ctrl_c().await?;
+            server.stop().await;
+            Ok(())
         }
     }
 }

@@ -4,7 +4,7 @@
 //! filters), single or batched. Responses are built with alloy's own RPC types, so the
 //! indexer parses exactly what a node would send. Its head is the corpus's last block.
 
-use std::{path::Path, sync::Arc};
+use std::{net::SocketAddr, path::Path, sync::Arc};
 
 use actix_web::{App, HttpResponse, HttpServer, web};
 use alloy::{
@@ -44,6 +44,11 @@ impl CorpusServer {
 
 /// Serves `path` on an ephemeral local port.
 pub async fn serve(path: &Path) -> Result<CorpusServer, BenchError> {
+    serve_on(path, SocketAddr::from(([127, 0, 0, 1], 0))).await
+}
+
+/// Serves `path` on `addr` (port 0: any free port), for `ensemble bench serve`.
+pub async fn serve_on(path: &Path, addr: SocketAddr) -> Result<CorpusServer, BenchError> {
     let corpus = Arc::new(IndexedCorpus::open(path)?);
     let data = web::Data::from(corpus);
     let server = HttpServer::new(move || {
@@ -53,13 +58,13 @@ pub async fn serve(path: &Path) -> Result<CorpusServer, BenchError> {
             .route("/", web::post().to(endpoint))
     })
     .workers(1)
-    .bind(("127.0.0.1", 0))
-    .map_err(|e| BenchError::Run(format!("rpc server: {e}")))?;
-    let port = server.addrs().first().map(|a| a.port()).unwrap_or_default();
+    .bind(addr)
+    .map_err(|e| BenchError::Run(format!("rpc server on {addr}: {e}")))?;
+    let bound = server.addrs().first().copied().unwrap_or(addr);
     let server = server.run();
     let handle = server.handle();
     actix_rt::spawn(server);
-    Ok(CorpusServer { url: format!("http://127.0.0.1:{port}"), handle })
+    Ok(CorpusServer { url: format!("http://{bound}"), handle })
 }
 
 async fn endpoint(corpus: web::Data<IndexedCorpus>, body: web::Json<Value>) -> HttpResponse {

@@ -96,6 +96,10 @@ pub struct RunOptions {
     pub indexer: IndexerConfig,
     /// Blocks per window.
     pub window: u64,
+    /// With [`Source::Rpc`]: an endpoint already serving this corpus (`ensemble bench
+    /// serve`, another process), so the server's memory and CPU are not counted as the
+    /// run's; `None` serves it from this process.
+    pub rpc_url: Option<String>,
 }
 
 /// Time spent in one event's handler.
@@ -442,8 +446,27 @@ async fn run_rpc(
     db: DatabaseConnection,
     progress: impl Fn(u64),
 ) -> Result<(), BenchError> {
-    let server = super::rpc_server::serve(&options.corpus).await?;
-    let chain = bench_chain(header, options.window, Some(server.url()))?;
+    let (server, url) = match &options.rpc_url {
+        Some(url) => {
+            // Another process serves it: make sure it is this corpus's chain.
+            let client = RpcClient::new(url, header.chain_id)
+                .map_err(|e| BenchError::Run(format!("rpc url: {e}")))?;
+            let head = client.block_number().await.map_err(|e| BenchError::Run(e.to_string()))?;
+            if head != header.last_block {
+                return Err(BenchError::Run(format!(
+                    "{url} serves a chain whose head is {head}, not this corpus's last block {}",
+                    header.last_block
+                )));
+            }
+            (None, url.clone())
+        }
+        None => {
+            let server = super::rpc_server::serve(&options.corpus).await?;
+            let url = server.url();
+            (Some(server), url)
+        }
+    };
+    let chain = bench_chain(header, options.window, Some(url))?;
     let supervisor = ChainSupervisor::new(chain, options.indexer.clone(), db).start();
     loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -459,7 +482,9 @@ async fn run_rpc(
             break;
         }
     }
-    server.stop().await;
+    if let Some(server) = server {
+        server.stop().await;
+    }
     Ok(())
 }
 

@@ -27,6 +27,7 @@ async fn index(
         source,
         indexer,
         window,
+        rpc_url: None,
     };
     let report = run(&options, |_| {}).await.expect("bench run");
     assert!(report.events > 0 && report.seconds > 0.0);
@@ -107,4 +108,50 @@ async fn fast_path_slow_path_and_rpc_build_the_same_namegraph() {
     assert!(fast_dump == rpc_dump, "local SQLite and JSON-RPC PostgreSQL runs differ");
     assert_eq!(fast_answers, slow_answers);
     assert_eq!(fast_answers, rpc_answers);
+}
+
+#[actix_rt::test]
+async fn a_run_reads_an_endpoint_serving_its_corpus_and_refuses_another_chain() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let corpus = dir.path().join("corpus.bin");
+    let longer = dir.path().join("longer.bin");
+    let made = generate(&corpus, 1_500, 7).expect("generate");
+    let other = generate(&longer, 3_000, 7).expect("generate");
+    assert_ne!(made.header.last_block, other.header.last_block);
+    // As `ensemble bench serve` runs it, on a port of its own.
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let server =
+        ensemble::bench::rpc_server::serve_on(&corpus, addr).await.expect("serve the corpus");
+    let indexer = IndexerConfig {
+        cache_mb: 64,
+        flush_rows: 1_000,
+        mailbox_capacity: 4,
+        defer_query_indexes: true,
+    };
+    let options = |corpus: &std::path::Path, db: &TestDb, rpc_url: Option<String>| RunOptions {
+        corpus: corpus.to_owned(),
+        database_url: db.url.clone(),
+        source: Source::Rpc,
+        indexer: indexer.clone(),
+        window: 200,
+        rpc_url,
+    };
+
+    let served = TestDb::new(Backend::Sqlite).await;
+    let report =
+        run(&options(&corpus, &served, Some(server.url())), |_| {}).await.expect("bench run");
+    assert_eq!(report.events, made.header.logs);
+    let (_local, local_dump, _) =
+        index(&corpus, Backend::Sqlite, Source::Local, indexer.clone(), 200).await;
+    let conn = ensemble::store::database::connect(&served.url).await.expect("connect");
+    let served_dump = ensemble::dump::dump(&conn).await.expect("dump");
+    assert!(served_dump == local_dump, "the served run and the local run differ");
+
+    // The endpoint serves another corpus's chain: refused before anything is indexed.
+    let wrong = TestDb::new(Backend::Sqlite).await;
+    let err = run(&options(&longer, &wrong, Some(server.url())), |_| {})
+        .await
+        .expect_err("another chain");
+    assert!(err.to_string().contains("not this corpus's last block"), "{err}");
+    server.stop().await;
 }
