@@ -292,7 +292,7 @@ async fn bench_run(
     bar.finish_and_clear();
     let engine = if options.database_url.starts_with("postgres") { "postgres" } else { "sqlite" };
     let command = format!(
-        "ensemble bench run --corpus <{} logs, seed {}> --database-url <{engine}> --source {} --cache-mb {} --flush-rows {} --window {} --mailbox-capacity {}{}",
+        "ensemble bench run --corpus <{} logs, seed {}> --database-url <{engine}> --source {} --cache-mb {} --flush-rows {} --window {} --mailbox-capacity {}{}{}",
         header.logs,
         header.seed,
         options.source.as_str(),
@@ -300,7 +300,8 @@ async fn bench_run(
         options.indexer.flush_rows,
         options.window,
         options.indexer.mailbox_capacity,
-        if options.indexer.defer_query_indexes { "" } else { " --keep-indexes" }
+        if options.indexer.defer_query_indexes { "" } else { " --keep-indexes" },
+        if options.rpc_url.is_some() { " --rpc-url <bench serve, another process>" } else { "" }
     );
     for (event, time) in &made.handlers {
         println!(
