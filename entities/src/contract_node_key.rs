@@ -142,14 +142,6 @@ macro_rules! contract_node_key {
             }
         }
 
-        /// Primary keys must convert from a `u64` (for auto-increment ids); a key never
-        /// comes from one.
-        impl sea_orm::TryFromU64 for $name {
-            fn try_from_u64(_: u64) -> Result<Self, sea_orm::DbErr> {
-                Err(sea_orm::DbErr::ConvertFromU64(stringify!($name)))
-            }
-        }
-
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 write!(
@@ -159,12 +151,6 @@ macro_rules! contract_node_key {
                     hex::encode(self.$contract()),
                     hex::encode(self.node())
                 )
-            }
-        }
-
-        impl std::fmt::Debug for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                std::fmt::Display::fmt(self, f)
             }
         }
 
@@ -181,14 +167,8 @@ macro_rules! contract_node_key {
                 else {
                     return Err(invalid());
                 };
-                // Canonical decimal only: no sign, no leading zeros.
-                if chain.is_empty()
-                    || !chain.bytes().all(|b| b.is_ascii_digit())
-                    || (chain.len() > 1 && chain.starts_with('0'))
-                {
-                    return Err(invalid());
-                }
-                let chain: u64 = chain.parse().map_err(|_| invalid())?;
+                let chain =
+                    $crate::text_form::canonical_decimal(chain).ok_or_else(invalid)?;
                 if !Self::holds_chain(chain) {
                     return Err(invalid());
                 }
@@ -198,17 +178,6 @@ macro_rules! contract_node_key {
             }
         }
 
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.collect_str(self)
-            }
-        }
-
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let text = String::deserialize(deserializer)?;
-                text.parse().map_err(serde::de::Error::custom)
-            }
-        }
+        $crate::text_form!($name);
     };
 }

@@ -81,23 +81,9 @@ macro_rules! indexed_key {
             }
         }
 
-        /// Primary keys must convert from a `u64` (for auto-increment ids); this key never
-        /// comes from one.
-        impl sea_orm::TryFromU64 for $name {
-            fn try_from_u64(_: u64) -> Result<Self, sea_orm::DbErr> {
-                Err(sea_orm::DbErr::ConvertFromU64(stringify!($name)))
-            }
-        }
-
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 write!(f, "{}-{}", self.$parent_fn(), self.index())
-            }
-        }
-
-        impl std::fmt::Debug for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                std::fmt::Display::fmt(self, f)
             }
         }
 
@@ -108,29 +94,14 @@ macro_rules! indexed_key {
             fn from_str(text: &str) -> Result<Self, Self::Err> {
                 let invalid = || $error(text.chars().take(200).collect());
                 let (parent, index) = text.rsplit_once('-').ok_or_else(invalid)?;
-                if index.is_empty()
-                    || !index.bytes().all(|b| b.is_ascii_digit())
-                    || (index.len() > 1 && index.starts_with('0'))
-                {
-                    return Err(invalid());
-                }
-                let index: u32 = index.parse().map_err(|_| invalid())?;
+                let index = $crate::text_form::canonical_decimal(index)
+                    .and_then(|i| u32::try_from(i).ok())
+                    .ok_or_else(invalid)?;
                 let parent: $parent = parent.parse().map_err(|_| invalid())?;
                 Ok(Self::new(&parent, index))
             }
         }
 
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.collect_str(self)
-            }
-        }
-
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let text = String::deserialize(deserializer)?;
-                text.parse().map_err(serde::de::Error::custom)
-            }
-        }
+        $crate::text_form!($name);
     };
 }

@@ -42,3 +42,4 @@ pub mod resolver_record;
 pub mod resolver_record_key;
 pub mod resolver_text;
 pub mod rpc_cache;
+pub mod text_form;

@@ -10,7 +10,7 @@
 //! Conversion: PostgreSQL changes the column's type with `decode`; SQLite copies the rows into
 //! a new table (a table cannot gain or lose its rowid in place) and renames it.
 
-use sea_orm_migration::{prelude::*, sea_orm::DatabaseBackend};
+use sea_orm_migration::prelude::*;
 
 /// Converts the label hashes to bytes.
 #[derive(DeriveMigrationName)]
@@ -33,11 +33,7 @@ const POSTGRES_UP: &[&str] = &["ALTER TABLE labels ALTER COLUMN label_hash TYPE 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let statements = match manager.get_database_backend() {
-            DatabaseBackend::Postgres => POSTGRES_UP,
-            _ => SQLITE_UP,
-        };
-        crate::one_batch::run(manager, statements).await
+        crate::one_batch::run_per_backend(manager, SQLITE_UP, POSTGRES_UP).await
     }
 
     async fn down(&self, _manager: &SchemaManager) -> Result<(), DbErr> {

@@ -14,7 +14,7 @@
 //! key or rowid in place; on PostgreSQL a copy leaves no dead rows or dropped columns behind)
 //! and rename it. The key is `domain_id` followed by the index as 4 big-endian bytes.
 
-use sea_orm_migration::{prelude::*, sea_orm::DatabaseBackend};
+use sea_orm_migration::prelude::*;
 
 /// Converts the registration ids to keys.
 #[derive(DeriveMigrationName)]
@@ -62,11 +62,7 @@ const POSTGRES_UP: &[&str] = &[
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let statements = match manager.get_database_backend() {
-            DatabaseBackend::Postgres => POSTGRES_UP,
-            _ => SQLITE_UP,
-        };
-        crate::one_batch::run(manager, statements).await
+        crate::one_batch::run_per_backend(manager, SQLITE_UP, POSTGRES_UP).await
     }
 
     async fn down(&self, _manager: &SchemaManager) -> Result<(), DbErr> {

@@ -13,7 +13,7 @@
 //! both indexes as 4 big-endian bytes, the registry and the node from their hex. Both engines
 //! copy the rows into a new table and rename it (see migration 24).
 
-use sea_orm_migration::{prelude::*, sea_orm::DatabaseBackend};
+use sea_orm_migration::prelude::*;
 
 /// Converts the renewal ids to keys.
 #[derive(DeriveMigrationName)]
@@ -60,11 +60,7 @@ const POSTGRES_UP: &[&str] = &[
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let statements = match manager.get_database_backend() {
-            DatabaseBackend::Postgres => POSTGRES_UP,
-            _ => SQLITE_UP,
-        };
-        crate::one_batch::run(manager, statements).await
+        crate::one_batch::run_per_backend(manager, SQLITE_UP, POSTGRES_UP).await
     }
 
     async fn down(&self, _manager: &SchemaManager) -> Result<(), DbErr> {

@@ -8,7 +8,7 @@
 //! Conversion: both engines copy the rows into a new table that takes the old name (see
 //! migration 24); a label was normalized exactly when it rendered as itself.
 
-use sea_orm_migration::{prelude::*, sea_orm::DatabaseBackend};
+use sea_orm_migration::prelude::*;
 
 /// Stores whether each label is normalized instead of its rendering.
 #[derive(DeriveMigrationName)]
@@ -38,11 +38,7 @@ const POSTGRES_UP: &[&str] = &[
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let statements = match manager.get_database_backend() {
-            DatabaseBackend::Postgres => POSTGRES_UP,
-            _ => SQLITE_UP,
-        };
-        crate::one_batch::run(manager, statements).await
+        crate::one_batch::run_per_backend(manager, SQLITE_UP, POSTGRES_UP).await
     }
 
     async fn down(&self, _manager: &SchemaManager) -> Result<(), DbErr> {

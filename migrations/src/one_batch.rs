@@ -20,6 +20,18 @@ pub(crate) async fn run<S: AsRef<str>>(
     Ok(())
 }
 
+/// Runs `sqlite` or `postgres`, whichever is the connection's engine, as one batch.
+pub(crate) async fn run_per_backend(
+    manager: &SchemaManager<'_>,
+    sqlite: &[&str],
+    postgres: &[&str],
+) -> Result<(), DbErr> {
+    match manager.get_database_backend() {
+        sea_orm_migration::sea_orm::DatabaseBackend::Postgres => run(manager, postgres).await,
+        _ => run(manager, sqlite).await,
+    }
+}
+
 /// The error of a `down` that cannot undo `up`: `what` says what is not converted back.
 pub(crate) fn irreversible(what: &str) -> DbErr {
     DbErr::Migration(format!("{what}; restore a backup taken before this migration instead"))
