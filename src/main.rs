@@ -188,6 +188,11 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
             rpc_url,
             record,
         } => {
+            if rpc_url.is_some() && matches!(source, ensemble::bench::run::Source::Local) {
+                anyhow::bail!(
+                    "--rpc-url names the endpoint of --source rpc; this run reads the file"
+                );
+            }
             // The built-in indexer settings, with what the command line sets.
             let mut indexer = Config::load(None, std::iter::empty())?.indexer;
             indexer.cache_mb = cache_mb;
