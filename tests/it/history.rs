@@ -15,13 +15,10 @@ use futures::StreamExt;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
 
-use crate::support::{self, Backend, TestDb};
-
-async fn gql(schema: &graphql::EnsSchema, query: &str) -> Value {
-    let response = schema.execute(query).await;
-    assert!(response.errors.is_empty(), "{query}: {:?}", response.errors);
-    response.data.into_json().unwrap()
-}
+use crate::{
+    connection_walk::{gql, walk},
+    support::{self, Backend, TestDb},
+};
 
 fn error_code(response: &async_graphql::Response) -> Option<String> {
     response
@@ -30,53 +27,6 @@ fn error_code(response: &async_graphql::Response) -> Option<String> {
         .and_then(|e| e.extensions.as_ref())
         .and_then(|x| x.get("code"))
         .map(|c| c.to_string().trim_matches('"').to_owned())
-}
-
-/// The ids of a connection walked with `first: 2` forwards, then with `last: 2` backwards;
-/// both walks must agree.
-async fn walk(schema: &graphql::EnsSchema, wrap: &str, path: &[&str]) -> Vec<String> {
-    let at = |mut v: Value| {
-        for key in path {
-            v = v[*key].clone();
-        }
-        v
-    };
-    let fields = "{ edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }";
-    let (mut forwards, mut after) = (Vec::new(), None::<String>);
-    loop {
-        let cursor = after.as_ref().map(|c| format!(", after: \"{c}\"")).unwrap_or_default();
-        let page =
-            at(gql(schema, &wrap.replace("ARGS", &format!("(first: 2{cursor}) {fields}"))).await);
-        forwards.extend(ids(&page));
-        if page["pageInfo"]["hasNextPage"] != json!(true) {
-            break;
-        }
-        after = page["pageInfo"]["endCursor"].as_str().map(str::to_owned);
-    }
-    let (mut backwards, mut before) = (Vec::new(), None::<String>);
-    loop {
-        let cursor = before.as_ref().map(|c| format!(", before: \"{c}\"")).unwrap_or_default();
-        let page =
-            at(gql(schema, &wrap.replace("ARGS", &format!("(last: 2{cursor}) {fields}"))).await);
-        let mut chunk = ids(&page);
-        chunk.extend(backwards);
-        backwards = chunk;
-        if page["pageInfo"]["hasPreviousPage"] != json!(true) {
-            break;
-        }
-        before = page["pageInfo"]["startCursor"].as_str().map(str::to_owned);
-    }
-    assert_eq!(forwards, backwards, "{wrap}: forwards and backwards differ");
-    forwards
-}
-
-fn ids(page: &Value) -> Vec<String> {
-    page["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["node"]["id"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 fn event_id(e: &event::Model) -> String {

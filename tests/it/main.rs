@@ -5,6 +5,7 @@
 
 mod admin;
 mod bulk_upsert;
+mod connection_walk;
 mod database_faults;
 mod decode_errors;
 mod domain_key_migration;
@@ -15,6 +16,7 @@ mod graphql;
 mod handlers;
 mod history;
 mod indexing;
+mod key_listings;
 mod metrics;
 mod ordering;
 mod query_indexes;
