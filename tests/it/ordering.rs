@@ -7,7 +7,10 @@ use entities::domain::{self, RawAddress};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 
-use crate::support::{self, Backend, TestDb};
+use crate::{
+    connection_walk::ids,
+    support::{self, Backend, TestDb},
+};
 
 const ORDERS: [&str; 4] = ["NAME", "DEPTH", "REGISTRATION_TIMESTAMP", "REGISTRATION_EXPIRY"];
 
@@ -49,15 +52,6 @@ async fn page(schema: &graphql::EnsSchema, listing: &Listing, args: &str) -> Val
         value = value[*key].clone();
     }
     value
-}
-
-fn ids(page: &Value) -> Vec<String> {
-    page["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["node"]["id"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 async fn walk(schema: &graphql::EnsSchema, listing: &Listing, by: &str, dir: &str) {
