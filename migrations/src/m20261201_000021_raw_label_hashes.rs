@@ -28,15 +28,4 @@ const SQLITE_UP: &[&str] = &[
 const POSTGRES_UP: &[&str] = &["ALTER TABLE labels ALTER COLUMN label_hash TYPE bytea \
                                 USING decode(substr(label_hash, 3), 'hex')"];
 
-// The trait is declared with an elided `SchemaManager` lifetime; see the first migration.
-#[allow(elided_lifetimes_in_paths)]
-#[async_trait::async_trait]
-impl MigrationTrait for Migration {
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        crate::one_batch::run_per_backend(manager, SQLITE_UP, POSTGRES_UP).await
-    }
-
-    async fn down(&self, _manager: &SchemaManager) -> Result<(), DbErr> {
-        Err(crate::one_batch::irreversible("label hashes are not converted back to hex text"))
-    }
-}
+crate::one_batch::per_backend_migration!(SQLITE_UP, POSTGRES_UP, irreversible: "label hashes are not converted back to hex text");

@@ -12,10 +12,7 @@
 //! existed; when a first backfill had set it aside (migration 9), it stays recorded and is
 //! built with the other query indexes.
 
-use sea_orm_migration::{
-    prelude::*,
-    sea_orm::{ConnectionTrait, DatabaseBackend, Statement},
-};
+use sea_orm_migration::{prelude::*, sea_orm::DatabaseBackend};
 
 /// Rebuilds the two tables without rowids.
 #[derive(DeriveMigrationName)]
@@ -48,15 +45,7 @@ impl MigrationTrait for Migration {
         if manager.get_database_backend() == DatabaseBackend::Postgres {
             return Ok(());
         }
-        let db = manager.get_connection();
-        let indexed = db
-            .query_one_raw(Statement::from_string(
-                DatabaseBackend::Sqlite,
-                "SELECT 1 AS found FROM sqlite_master \
-                 WHERE type = 'index' AND name = 'resolver_addresses_address'",
-            ))
-            .await?
-            .is_some();
+        let indexed = manager.has_index("resolver_addresses", "resolver_addresses_address").await?;
         let mut batch = Vec::new();
         for (table, columns, definition) in TABLES {
             batch.push(format!("CREATE TABLE {table}_clustered {definition}"));

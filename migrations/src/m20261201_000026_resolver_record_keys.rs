@@ -17,10 +17,7 @@
 //! it existed; when a first backfill had set it aside, its recorded definition still applies
 //! and it is built with the other query indexes. The node index is forgotten either way.
 
-use sea_orm_migration::{
-    prelude::*,
-    sea_orm::{ConnectionTrait, DatabaseBackend, Statement},
-};
+use sea_orm_migration::{prelude::*, sea_orm::DatabaseBackend};
 
 /// Converts the resolver record ids to keys.
 #[derive(DeriveMigrationName)]
@@ -102,24 +99,11 @@ const ADDRESS_INDEX: &str = "CREATE INDEX resolver_addresses_address ON resolver
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let backend = manager.get_database_backend();
-        let (statements, exists) = match backend {
-            DatabaseBackend::Postgres => (
-                POSTGRES_UP,
-                "SELECT 1 AS found FROM pg_indexes \
-                 WHERE indexname = 'resolver_addresses_address'",
-            ),
-            _ => (
-                SQLITE_UP,
-                "SELECT 1 AS found FROM sqlite_master \
-                 WHERE type = 'index' AND name = 'resolver_addresses_address'",
-            ),
+        let statements = match manager.get_database_backend() {
+            DatabaseBackend::Postgres => POSTGRES_UP,
+            _ => SQLITE_UP,
         };
-        let indexed = manager
-            .get_connection()
-            .query_one_raw(Statement::from_string(backend, exists))
-            .await?
-            .is_some();
+        let indexed = manager.has_index("resolver_addresses", "resolver_addresses_address").await?;
         let mut batch: Vec<&str> = statements.to_vec();
         if indexed {
             batch.push(ADDRESS_INDEX);

@@ -33,15 +33,4 @@ const POSTGRES_UP: &[&str] = &[
     "ALTER TABLE labels ADD CONSTRAINT labels_pkey PRIMARY KEY (label_hash)",
 ];
 
-// The trait is declared with an elided `SchemaManager` lifetime; see the first migration.
-#[allow(elided_lifetimes_in_paths)]
-#[async_trait::async_trait]
-impl MigrationTrait for Migration {
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        crate::one_batch::run_per_backend(manager, SQLITE_UP, POSTGRES_UP).await
-    }
-
-    async fn down(&self, _manager: &SchemaManager) -> Result<(), DbErr> {
-        Err(crate::one_batch::irreversible("label renderings are not stored back"))
-    }
-}
+crate::one_batch::per_backend_migration!(SQLITE_UP, POSTGRES_UP, irreversible: "label renderings are not stored back");

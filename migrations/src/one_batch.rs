@@ -36,3 +36,26 @@ pub(crate) async fn run_per_backend(
 pub(crate) fn irreversible(what: &str) -> DbErr {
     DbErr::Migration(format!("{what}; restore a backup taken before this migration instead"))
 }
+
+/// Implements `MigrationTrait` for the module's `Migration` as a table rebuild: `up` runs
+/// `$sqlite` or `$postgres` (whichever is the engine) through [`run_per_backend`], and `down`
+/// refuses, saying what `$what` is not converted back.
+macro_rules! per_backend_migration {
+    ($sqlite:expr, $postgres:expr, irreversible: $what:literal) => {
+        // The trait is declared with an elided `SchemaManager` lifetime; see the first
+        // migration.
+        #[allow(elided_lifetimes_in_paths)]
+        #[async_trait::async_trait]
+        impl MigrationTrait for Migration {
+            async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+                crate::one_batch::run_per_backend(manager, $sqlite, $postgres).await
+            }
+
+            async fn down(&self, _manager: &SchemaManager) -> Result<(), DbErr> {
+                Err(crate::one_batch::irreversible($what))
+            }
+        }
+    };
+}
+
+pub(crate) use per_backend_migration;
