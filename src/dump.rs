@@ -2,7 +2,9 @@
 //! primary key, one JSON object per line. Two databases that index the same chain to the same
 //! block produce byte-identical dumps, whatever the engine and however often the indexer was
 //! interrupted. Checkpoint times and the RPC cache are left out: they describe the run, not
-//! the chain.
+//! the chain. So are labels no domain carries and the heal log: a label is knowledge about a
+//! hash that an import or an orphaned block may leave without any name using it, and what
+//! the namegraph shows of labels is in the names and the labels of its domains.
 
 use std::collections::HashMap;
 
@@ -28,6 +30,7 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
     // Each domain's words and parent by number: events store the words of their domain as
     // references to it, and the dump shows them as the log held them.
     let mut subjects: HashMap<i64, (SubjectWords, Option<i64>)> = HashMap::new();
+    let mut carried = std::collections::HashSet::new();
     for d in domain::Entity::find()
         .order_by_asc(domain::Column::Id)
         .all(db)
@@ -35,6 +38,7 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
         .map_err(err("dump"))?
     {
         subjects.insert(d.seq, (d.subject_words(None), d.parent_seq));
+        carried.insert(d.label_hash.clone());
         line(
             "domains",
             json!([
@@ -66,6 +70,8 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
         .all(db)
         .await
         .map_err(err("dump"))?
+        .into_iter()
+        .filter(|l| carried.contains(&l.label_hash))
     {
         line("labels", json!([l.label_hash, l.label, l.interpreted()]));
     }

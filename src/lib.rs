@@ -8,6 +8,7 @@
 //! ens/       pure ENS logic: sol! events, EnsEvent, names & labels, one handler per contract
 //! rpc/       alloy HTTP provider with retries and error classification
 //! store/     EntityStore (moka cache + dirty set), one-transaction flushes with the checkpoint
+//! label_import  `ensemble labels import`: text, CSV and ENSRainbow label files
 //! dump       deterministic text dump of the indexed state, for comparing databases
 //! http       actix-web: /graphql (GraphiQL), /metrics, /health, /ready, /status
 //! admin      bearer-token admin API: list, restart, pause, resume chains
@@ -30,6 +31,7 @@ pub mod dump;
 pub mod ens;
 pub mod error;
 pub mod http;
+pub mod label_import;
 pub mod metrics;
 pub mod progress;
 pub mod rpc;

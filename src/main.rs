@@ -76,9 +76,32 @@ enum Command {
         #[command(subcommand)]
         bench: BenchCommand,
     },
+    /// Label sets: heal `[hash]` labels from a file.
+    Labels {
+        #[command(subcommand)]
+        labels: LabelsCommand,
+    },
     /// Apply pending database migrations and exit.
     Migrate {
         /// Config whose database to migrate (env DATABASE_URL wins).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum LabelsCommand {
+    /// Import labels from a text file (one label per line), a CSV (`labelhash,label`) or an
+    /// ENSRainbow `.ensrainbow` file. Bad entries are reported with their line (record)
+    /// number and skipped; every indexed name containing a healed label is renamed by its
+    /// chain before its next batch.
+    Import {
+        /// The label file.
+        file: PathBuf,
+        /// Its format (default: from the extension: `.csv`, `.ensrainbow`, else text).
+        #[arg(long, value_enum)]
+        format: Option<ensemble::label_import::Format>,
+        /// Config whose database to import into (env DATABASE_URL wins).
         #[arg(long)]
         config: Option<PathBuf>,
     },
@@ -336,6 +359,47 @@ async fn bench_run(
     Ok(())
 }
 
+/// `ensemble labels import`: a progress bar by bytes read on a terminal, bad entries on
+/// stderr as they come, a summary at the end.
+async fn import_labels(
+    database_url: &str,
+    file: &std::path::Path,
+    format: Option<ensemble::label_import::Format>,
+) -> anyhow::Result<()> {
+    use ensemble::label_import::{self, Format};
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    let db = ensemble::store::database::connect(database_url).await?;
+    let size = std::fs::metadata(file).with_context(|| format!("reading {}", file.display()))?;
+    let bar = ProgressBar::with_draw_target(Some(size.len()), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+        )?
+        .progress_chars("=> "),
+    );
+    let format = format.unwrap_or_else(|| Format::of_path(file));
+    let report = label_import::import(
+        &db,
+        file,
+        format,
+        |position, bad| bar.suspend(|| eprintln!("{}: {position}: {bad}", file.display())),
+        |bytes| bar.set_position(bytes),
+    )
+    .await;
+    bar.finish_and_clear();
+    let report = report?;
+    println!(
+        "{}: {} labels read, {} learned ({} of them healed stored [hash] labels), {} already known, {} bad entries skipped",
+        file.display(),
+        report.entries,
+        report.learned,
+        report.healed,
+        report.known,
+        report.bad,
+    );
+    Ok(())
+}
+
 fn init_tracing(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
@@ -448,6 +512,10 @@ fn main() -> anyhow::Result<()> {
                 Ok(())
             }
             Command::Bench { bench: command } => bench(command).await,
+            Command::Labels { labels: LabelsCommand::Import { file, format, config } } => {
+                let config = Config::load(config.as_deref(), env())?;
+                import_labels(&config.database.url, &file, format).await
+            }
             Command::Migrate { config } => {
                 let config = Config::load(config.as_deref(), env())?;
                 ensemble::store::database::connect(&config.database.url).await?;

@@ -31,6 +31,8 @@ pub mod indexed_key;
 pub mod journal_entry;
 pub mod journal_window;
 pub mod label;
+pub mod label_heal;
+pub mod label_heal_mark;
 pub mod packed_words;
 pub mod raw_hex;
 pub mod registration;

@@ -35,6 +35,7 @@ mod m20261201_000024_registration_keys;
 mod m20261201_000025_renewal_keys;
 mod m20261201_000026_resolver_record_keys;
 mod m20261201_000027_label_normalized;
+mod m20261201_000028_label_heal_log;
 mod one_batch;
 
 /// Applies the migrations in order.
@@ -72,6 +73,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000025_renewal_keys::Migration),
             Box::new(m20261201_000026_resolver_record_keys::Migration),
             Box::new(m20261201_000027_label_normalized::Migration),
+            Box::new(m20261201_000028_label_heal_log::Migration),
         ]
     }
 }

@@ -334,7 +334,7 @@ fn pipeline(
     let decoder_gauge = MailboxGauge::new(chain.id, "decoder", "fetcher", cap);
     let handler = Handler::new(
         IndexContext::new(chain.id, registry),
-        EntityStore::new(db.clone(), indexer.cache_mb << 20),
+        EntityStore::new(db.clone(), chain.id, indexer.cache_mb << 20),
         indexer.flush_rows,
         cap,
         handler_gauge.clone(),

@@ -243,6 +243,9 @@ async fn apply(
             flush(store, &earlier, None, progress).await?;
         }
     }
+    // Labels other chains and imports made known since the last batch: this chain's domains
+    // are renamed before its events read them (`ens::labels`).
+    crate::ens::labels::apply_logged_heals(store).await?;
     // Every row the batch will read that is not in memory, in a few queries.
     store.prefetch(crate::ens::prefetch::keys(ctx, &batch.events)).await?;
     // Position of an event among those decoded from the same log.

@@ -229,7 +229,7 @@ impl ChainSupervisor {
         let cap = self.indexer.mailbox_capacity;
         let handler_gauge = MailboxGauge::new(chain.id, "handler", "decoder", cap);
         let decoder_gauge = MailboxGauge::new(chain.id, "decoder", "fetcher", cap);
-        let store = EntityStore::new(self.db.clone(), self.indexer.cache_mb << 20);
+        let store = EntityStore::new(self.db.clone(), chain.id, self.indexer.cache_mb << 20);
         let handler = Handler::new(
             IndexContext::new(chain.id, registry),
             store,

@@ -4,6 +4,11 @@
 //! When a label becomes known later (a controller event, a NameWrapper name), every domain with
 //! that label and every descendant is re-rendered. The affected rows are found through the
 //! `label_hash` and `parent_seq` indexes, so a heal costs O(affected names), never a scan.
+//!
+//! Labels are shared by every chain; each chain renames only its own domains. A label this
+//! chain makes known goes into the heal log ([`crate::store::heal_log`]) with its flush, and
+//! before each batch a chain applies what the other chains and label imports logged
+//! ([`apply_logged_heals`]), so a heal reaches every chain whatever the order they run in.
 
 use std::{collections::HashMap, sync::LazyLock};
 
@@ -56,10 +61,16 @@ pub async fn ensure_label(
             if !normalized {
                 return Ok(encoded_label_hash(hash));
             }
+            store.log_heal(key);
             cascade(store, hash).await?;
             Ok(lit.to_owned())
         }
         (None, lit) => {
+            // Another chain may hold domains with this label that it could not name.
+            // (Every chain knows the well-known labels: nothing to tell.)
+            if lit.is_some_and(is_normalized_label) {
+                store.log_heal(key.clone());
+            }
             let lit = lit.or_else(|| well_known_label(hash));
             let normalized = lit.is_some_and(is_normalized_label);
             let interpreted = match lit {
@@ -71,6 +82,42 @@ pub async fn ensure_label(
                 true,
             );
             Ok(interpreted)
+        }
+    }
+}
+
+/// Applies the heal log past this chain's mark: every label another chain or an import made
+/// known is reloaded, and this chain's domains with it are renamed. Returns the labels that
+/// renamed something. The chain's own entries are skipped (it renamed its domains when it
+/// logged them), and labels no domain of this chain carries cost one batched lookup.
+pub async fn apply_logged_heals(store: &mut EntityStore) -> Result<usize, HandlerError> {
+    let own = i64::try_from(store.chain_id()).unwrap_or(i64::MAX);
+    let mut renamed = 0;
+    loop {
+        let heals = store.unapplied_heals().await?;
+        let Some(last) = heals.last().map(|h| h.seq) else { return Ok(renamed) };
+        let mut foreign: Vec<RawHash> =
+            heals.iter().filter(|h| h.origin_chain != own).map(|h| h.label_hash.clone()).collect();
+        foreign.sort_unstable();
+        foreign.dedup();
+        let used = store.labels_in_use(&foreign).await?;
+        for hash in foreign {
+            // A label none of this chain's domains carries: only its copies go stale.
+            if !used.contains(&hash) {
+                if store.forget_label(&hash) {
+                    store.reload_label(&hash).await?;
+                }
+                continue;
+            }
+            let Some(row) = store.reload_label(&hash).await? else { continue };
+            if row.normalized {
+                cascade(store, B256::from_slice(hash.as_bytes())).await?;
+                renamed += 1;
+            }
+        }
+        store.mark_heals_applied(last);
+        if (heals.len() as u64) < crate::store::heal_log::READ_CHUNK {
+            return Ok(renamed);
         }
     }
 }

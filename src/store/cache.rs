@@ -122,6 +122,15 @@ impl<V: Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> {
         self.inner.insert(key, value);
     }
 
+    /// Forgets `key`: the next read asks the database (which another writer changed).
+    pub fn invalidate<Q>(&self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.inner.invalidate(key);
+    }
+
     /// Applies the evictions moka has queued, so the cache holds no more than its budget now
     /// (it does so in the background, a few hundred inserts late, otherwise).
     pub fn settle(&self) {

@@ -31,13 +31,16 @@ use entities::{
 // several times over (dirty, in flight, batch, cache), and SipHash was 6% of its profile.
 // foldhash is still seeded per process, so crafted keys cannot be aimed at one table layout.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter};
+use sea_orm::{
+    ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect,
+};
 
 use super::{
     StoreError,
     cache::{CacheKey, EntityCache},
     contract_codes::ContractCodes,
     domain_seq::DomainSeqs,
+    heal_log,
     in_flight::{InFlight, SharedRows},
     journal::JournalWindow,
     memory_budget::MemoryBudget,
@@ -381,6 +384,14 @@ pub struct EntityStore {
     seqs: DomainSeqs,
     /// Codes of the contracts that emit events.
     contracts: ContractCodes,
+    /// The chain whose domains this store renders.
+    chain_id: u64,
+    /// Labels made known since the last flush, for the heal log.
+    heals: Vec<RawHash>,
+    /// This chain's mark in the heal log: read at the first look at the log.
+    heal_mark: Option<i64>,
+    /// Whether the mark moved since the last flush.
+    heal_mark_moved: bool,
 }
 
 impl EntityStore {
@@ -388,7 +399,7 @@ impl EntityStore {
     /// cache hold at most `budget_bytes` together ([`MemoryBudget`]). The read cache is
     /// shared among the tables by how much the handlers read them (domains most, renewals
     /// least).
-    pub fn new(db: DatabaseConnection, budget_bytes: u64) -> Self {
+    pub fn new(db: DatabaseConnection, chain_id: u64, budget_bytes: u64) -> Self {
         let budget = MemoryBudget::split(budget_bytes, db.get_database_backend());
         let writer = super::database::writer_connection(&db, budget.page_cache);
         let share = |percent: u64| budget.read_cache / 100 * percent;
@@ -413,7 +424,100 @@ impl EntityStore {
             dirty_heap: 0,
             seqs: DomainSeqs::default(),
             contracts: ContractCodes::default(),
+            chain_id,
+            heals: Vec::new(),
+            heal_mark: None,
+            heal_mark_moved: false,
         }
+    }
+
+    /// The chain whose domains this store renders.
+    pub fn chain_id(&self) -> u64 {
+        self.chain_id
+    }
+
+    /// Records that this chain made `label_hash` known: the flush appends it to the heal
+    /// log, from which the other chains rename their domains.
+    pub fn log_heal(&mut self, label_hash: RawHash) {
+        self.dirty_heap += label_hash.key_bytes();
+        self.heals.push(label_hash);
+    }
+
+    /// The next entries of the heal log this chain has not applied (up to
+    /// [`heal_log::READ_CHUNK`]); its own entries among them are already applied.
+    pub async fn unapplied_heals(&mut self) -> Result<Vec<heal_log::Heal>, StoreError> {
+        let mark = match self.heal_mark {
+            Some(mark) => mark,
+            None => {
+                let mark = heal_log::mark(&self.db, self.chain_id).await?;
+                self.heal_mark = Some(mark);
+                mark
+            }
+        };
+        heal_log::read_after(&self.db, mark).await
+    }
+
+    /// Moves this chain's mark in the heal log to `seq`; the next flush stores it with the
+    /// names the applied entries changed.
+    pub fn mark_heals_applied(&mut self, seq: i64) {
+        if self.heal_mark.is_none_or(|mark| seq > mark) {
+            self.heal_mark = Some(seq);
+            self.heal_mark_moved = true;
+        }
+    }
+
+    /// A label as the database holds it now, bypassing this store's copies: another writer
+    /// may have made it known since this store read it. A known label replaces the store's
+    /// copy.
+    pub async fn reload_label(
+        &mut self,
+        label_hash: &RawHash,
+    ) -> Result<Option<label::Model>, StoreError> {
+        let row = label::Entity::find_by_id(label_hash.clone())
+            .one(&self.db)
+            .await
+            .map_err(StoreError::db("reload label"))?;
+        if let Some(known) = row.as_ref().filter(|l| l.label.is_some()) {
+            self.put_label(known.clone(), false);
+        }
+        Ok(row)
+    }
+
+    /// Drops this store's read copies of a label another writer made known, so the next read
+    /// finds it in the database. Returns whether a copy that is not committed yet says it
+    /// is unknown: that one the caller must replace ([`EntityStore::reload_label`]).
+    pub fn forget_label(&mut self, label_hash: &RawHash) -> bool {
+        self.labels.batch.remove(label_hash);
+        self.labels.cache.invalidate(label_hash);
+        let stale = |row: Option<&label::Model>| row.is_some_and(|l| l.label.is_none());
+        stale(self.labels.dirty.get(label_hash)) || stale(self.labels.inflight.get(label_hash))
+    }
+
+    /// Which of `label_hashes` label at least one of this chain's domains: one query per
+    /// chunk through the `domains_label_hash` index, plus the domains created since the
+    /// last flush.
+    pub async fn labels_in_use(
+        &mut self,
+        label_hashes: &[RawHash],
+    ) -> Result<HashSet<RawHash>, StoreError> {
+        let mut used: HashSet<RawHash> = label_hashes
+            .iter()
+            .filter(|h| [&self.new, &self.new_inflight].iter().any(|n| n.by_label.contains_key(*h)))
+            .cloned()
+            .collect();
+        for chunk in label_hashes.chunks(PREFETCH_CHUNK) {
+            let found: Vec<RawHash> = domain::Entity::find()
+                .select_only()
+                .column(domain::Column::LabelHash)
+                .filter(domain::Column::ChainId.eq(self.chain_id as i64))
+                .filter(domain::Column::LabelHash.is_in(chunk.iter().cloned()))
+                .into_tuple()
+                .all(&self.db)
+                .await
+                .map_err(StoreError::db("labels in use"))?;
+            used.extend(found);
+        }
+        Ok(used)
     }
 
     /// The database this store writes to.
@@ -521,7 +625,7 @@ impl EntityStore {
         Ok(rows)
     }
 
-    /// Every domain whose leaf label is `label_hash`: database rows through the
+    /// Every domain of this chain whose leaf label is `label_hash`: database rows through the
     /// `domains_label_hash` index plus rows created since the last flush.
     pub async fn domains_with_label(
         &mut self,
@@ -530,6 +634,7 @@ impl EntityStore {
         let mut ids: Vec<DomainKey> = Vec::new();
         if !self.new.labels.contains(label_hash) && !self.new_inflight.labels.contains(label_hash) {
             ids = domain::Entity::find()
+                .filter(domain::Column::ChainId.eq(self.chain_id as i64))
                 .filter(domain::Column::LabelHash.eq(label_hash.clone()))
                 .all(&self.db)
                 .await
@@ -754,6 +859,10 @@ impl EntityStore {
             event_blocks: std::mem::take(&mut self.event_blocks),
             event_transactions: std::mem::take(&mut self.event_transactions),
             renamed_domains: std::mem::take(&mut self.renamed_domains),
+            heals: std::mem::take(&mut self.heals),
+            heal_mark: std::mem::take(&mut self.heal_mark_moved)
+                .then_some(self.heal_mark)
+                .flatten(),
         };
         self.new_inflight = std::mem::take(&mut self.new);
         self.dirty_heap = 0;

@@ -6,6 +6,11 @@
 //! canonical chain from there. Windows that fall below finality are pruned as new ones are
 //! written, so the journal stays as small as the unfinalized part of the chain.
 //!
+//! Labels are not journaled: a label is knowledge about a hash, not chain state, and it is
+//! shared by every chain, so a reorg of one chain never unlearns it. For the same reason a
+//! restored domain keeps its current name: names only change when a label heals, and the
+//! label stays healed.
+//!
 //! Address and text records are journaled per resolver record (`record_entries`: all of a
 //! record's address and text rows), which also covers `VersionChanged` deleting them.
 
@@ -13,7 +18,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use entities::{
     checkpoint, domain, event, event_block, event_transaction, journal_entry, journal_window,
-    label, registration, renewal, resolver_address,
+    registration, renewal, resolver_address,
     resolver_record::{self, ResolverRecordKey},
     resolver_text,
 };
@@ -124,7 +129,6 @@ pub(crate) async fn record<C: ConnectionTrait>(
         }};
     }
     journal_table!(domain, changes.domains, domain::Column::Id, id, "domains");
-    journal_table!(label, changes.labels, label::Column::LabelHash, label_hash, "labels");
     journal_table!(
         registration,
         changes.registrations,
@@ -263,6 +267,38 @@ where
     }
 }
 
+/// An old journal image of a label: stored if it knows the label, else nothing to do.
+async fn restore_label<C: ConnectionTrait>(txn: &C, prior: Option<&str>) -> Result<(), StoreError> {
+    let Some(json) = prior else { return Ok(()) };
+    let row: entities::label::Model =
+        serde_json::from_str(json).map_err(|e| StoreError::Journal(e.to_string()))?;
+    if row.label.is_none() {
+        return Ok(());
+    }
+    upsert::<entities::label::Entity, C>(txn, &[row]).await
+}
+
+/// [`restore`] for a domain, keeping the name it has now (see the module docs).
+async fn restore_domain<C: ConnectionTrait>(
+    txn: &C,
+    key: &str,
+    prior: Option<&str>,
+) -> Result<(), StoreError> {
+    let Some(json) = prior else {
+        return restore::<domain::Entity, _, domain::DomainKey>(txn, key, None).await;
+    };
+    let mut row: domain::Model =
+        serde_json::from_str(json).map_err(|e| StoreError::Journal(e.to_string()))?;
+    if let Some(current) = domain::Entity::find_by_id(row.id.clone())
+        .one(txn)
+        .await
+        .map_err(StoreError::db("rollback domain"))?
+    {
+        row.name = current.name;
+    }
+    upsert::<domain::Entity, C>(txn, &[row]).await
+}
+
 /// Undoes every journaled window of `chain_id` that ends at or after `fork_block`, in one
 /// transaction, and returns the restored checkpoint. Errors with
 /// [`StoreError::ReorgBeyondJournal`] when the fork lies before the journal.
@@ -297,10 +333,10 @@ pub async fn rollback(
             let prior = e.prior.as_deref();
             let key = e.row_key.as_str();
             match e.table_name.as_str() {
-                "domains" => {
-                    restore::<domain::Entity, _, domain::DomainKey>(&txn, key, prior).await?
-                }
-                "labels" => restore::<label::Entity, _, label::RawHash>(&txn, key, prior).await?,
+                "domains" => restore_domain(&txn, key, prior).await?,
+                // Entries written before labels stopped being journaled: an image that knew
+                // the label teaches it again, none unlearns it.
+                "labels" => restore_label(&txn, prior).await?,
                 "registrations" => {
                     restore::<registration::Entity, _, registration::RegistrationKey>(
                         &txn, key, prior,

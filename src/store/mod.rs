@@ -10,6 +10,7 @@
 //! - [`writer`] flushes a dirty set in ONE transaction together with the chain checkpoint, so
 //!   a crash leaves either all of a batch or none of it, and a restart resumes after the
 //!   checkpoint with nothing applied twice;
+//! - [`heal_log`] carries labels that became known to every chain's domains;
 //! - [`query_indexes`] sets the API's query indexes aside during a fresh database's first
 //!   backfill and builds them once when it catches up;
 //! - [`unnest_upsert`] is PostgreSQL's bulk upsert, one array per column;
@@ -21,6 +22,7 @@ pub mod database;
 pub mod domain_seq;
 pub mod entity_store;
 pub mod error;
+pub mod heal_log;
 pub mod in_flight;
 pub mod journal;
 pub mod memory_budget;

@@ -77,6 +77,11 @@ pub struct Changes {
     pub event_transactions: Vec<event_transaction::Model>,
     /// Ids of the `domains` whose name may have changed; the others keep their stored name.
     pub renamed_domains: foldhash::HashSet<entities::domain_key::DomainKey>,
+    /// Labels this chain made known, for the heal log ([`super::heal_log`]): the other
+    /// chains rename their domains from it.
+    pub heals: Vec<label::RawHash>,
+    /// The chain's new mark in the heal log, when it applied entries since the last flush.
+    pub heal_mark: Option<i64>,
 }
 
 impl Changes {
@@ -94,6 +99,7 @@ impl Changes {
             + self.events.len()
             + self.event_blocks.len()
             + self.event_transactions.len()
+            + self.heals.len()
     }
 
     /// Whether nothing changed.
@@ -144,6 +150,9 @@ const DOMAIN_FIXED: [domain::Column; 6] = [
     domain::Column::CreatedAt,
 ];
 const DOMAIN_NAME: [domain::Column; 2] = [domain::Column::Name, domain::Column::Depth];
+
+/// A label's value columns: an unknown label written over a stored one keeps them.
+const LABEL_VALUE: [label::Column; 2] = [label::Column::Label, label::Column::Normalized];
 
 /// Inserts `rows`, resolving key conflicts as `conflict` says: chunked multi-row `VALUES` on
 /// SQLite, one array per column on PostgreSQL.
@@ -251,7 +260,15 @@ pub async fn write(
                 .map_err(StoreError::db("clear texts"))?;
         }
     }
-    timed_write::<label::Entity, _>(&txn, &changes.labels, Conflict::UPDATE_ALL, "label").await?;
+    // A label is never unlearned: a known label (the same for every writer, since it is
+    // the hash's preimage) overwrites, an unknown one only fills a gap. Another chain or an
+    // import may have made it known since this chain read it.
+    let (known, unknown): (Vec<&label::Model>, Vec<&label::Model>) =
+        changes.labels.iter().partition(|l| l.label.is_some());
+    let started = std::time::Instant::now();
+    write_rows::<label::Entity, _, _>(&txn, &known, Conflict::UPDATE_ALL).await?;
+    write_rows::<label::Entity, _, _>(&txn, &unknown, Conflict::UpdateAllBut(&LABEL_VALUE)).await?;
+    record_table_time("label", started);
     let (renamed, kept): (Vec<&domain::Model>, Vec<&domain::Model>) =
         changes.domains.iter().partition(|d| changes.renamed_domains.contains(&d.id));
     let started = std::time::Instant::now();
@@ -308,6 +325,11 @@ pub async fn write(
         "event_transaction",
     )
     .await?;
+    // Last but for this chain's own rows: appending locks the log (see `heal_log`).
+    super::heal_log::append(&txn, &changes.heals, checkpoint.chain_id as i64).await?;
+    if let Some(mark) = changes.heal_mark {
+        super::heal_log::set_mark(&txn, checkpoint.chain_id, mark).await?;
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);

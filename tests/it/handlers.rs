@@ -31,21 +31,22 @@ fn raw(address: Address) -> Option<RawAddress> {
     Some(RawAddress::new(address.0.0))
 }
 
-const REGISTRY: Address = Address::repeat_byte(0x11);
+pub(crate) const REGISTRY: Address = Address::repeat_byte(0x11);
 const OLD_REGISTRY: Address = Address::repeat_byte(0x10);
 const REGISTRAR: Address = Address::repeat_byte(0x22);
 const CONTROLLER: Address = Address::repeat_byte(0x33);
 const WRAPPER: Address = Address::repeat_byte(0x44);
 const RESOLVER: Address = Address::repeat_byte(0x55);
-const ALICE: Address = Address::repeat_byte(0xa1);
+pub(crate) const ALICE: Address = Address::repeat_byte(0xa1);
 const BOB: Address = Address::repeat_byte(0xb0);
 const CAROL: Address = Address::repeat_byte(0xc0);
 
-struct Bed {
-    _db: TestDb,
-    conn: DatabaseConnection,
-    store: EntityStore,
-    ctx: IndexContext,
+/// One chain's handler state over a test database.
+pub(crate) struct Bed {
+    _db: Option<TestDb>,
+    pub(crate) conn: DatabaseConnection,
+    pub(crate) store: EntityStore,
+    pub(crate) ctx: IndexContext,
     block: u64,
     log_index: u64,
 }
@@ -58,9 +59,18 @@ impl Bed {
     /// A bed whose store has `budget` bytes of memory (0: nothing is cached at all).
     async fn with_budget(budget: u64) -> Self {
         let db = TestDb::new(Backend::Sqlite).await;
-        let conn = database::connect(&db.url).await.unwrap();
-        let store = EntityStore::new(conn.clone(), budget);
-        Self { _db: db, conn, store, ctx: IndexContext::new(1, REGISTRY), block: 1, log_index: 0 }
+        let mut bed = Self::chain(&db.url, 1, budget).await;
+        bed._db = Some(db);
+        bed
+    }
+
+    /// Chain `chain_id`'s handler state over the database at `url` (several chains may
+    /// share one), with `budget` bytes of memory.
+    pub(crate) async fn chain(url: &str, chain_id: u64, budget: u64) -> Self {
+        let conn = database::connect(url).await.unwrap();
+        let store = EntityStore::new(conn.clone(), chain_id, budget);
+        let ctx = IndexContext::new(chain_id, REGISTRY);
+        Self { _db: None, conn, store, ctx, block: 1, log_index: 0 }
     }
 
     /// Decodes `log` as emitted by `address` and applies it.
@@ -75,7 +85,7 @@ impl Bed {
         };
         self.log_index += 1;
         let meta = EventMeta {
-            chain_id: 1,
+            chain_id: self.ctx.chain_id,
             block_number: self.block,
             block_hash: B256::repeat_byte(self.block as u8),
             timestamp: 1_000_000 + self.block * 12,
@@ -94,17 +104,21 @@ impl Bed {
         Ok(())
     }
 
-    async fn ok(&mut self, address: Address, log: LogData) {
+    pub(crate) async fn ok(&mut self, address: Address, log: LogData) {
         self.emit(address, log).await.expect("applies");
     }
 
-    async fn flush(&mut self) {
-        let cp = Checkpoint { chain_id: 1, block_number: self.block, block_hash: "0x".into() };
+    pub(crate) async fn flush(&mut self) {
+        let cp = Checkpoint {
+            chain_id: self.ctx.chain_id,
+            block_number: self.block,
+            block_hash: "0x".into(),
+        };
         self.store.flush(&cp, None).await.unwrap();
         self.block += 1;
     }
 
-    async fn domain(&self, name: &str) -> domain::Model {
+    pub(crate) async fn domain(&self, name: &str) -> domain::Model {
         domain::Entity::find_by_id(self.ctx.domain_id(namehash(name)))
             .one(&self.conn)
             .await
@@ -144,7 +158,7 @@ impl Bed {
     }
 
     /// `eth` under the root, and `label.eth` registered to `owner` through registrar + controller.
-    async fn register(&mut self, label: &str, owner: Address, heal: bool) {
+    pub(crate) async fn register(&mut self, label: &str, owner: Address, heal: bool) {
         let eth = namehash("eth");
         if self.store.domain(&self.ctx.domain_id(eth)).await.unwrap().is_none() {
             self.ok(

@@ -17,6 +17,7 @@ mod handlers;
 mod history;
 mod indexing;
 mod key_listings;
+mod label_heal;
 mod metrics;
 mod ordering;
 mod query_indexes;

@@ -1,0 +1,147 @@
+//! `ensemble labels import <file>`: heals labels from a label file (text, CSV or ENSRainbow,
+//! see [`format`]).
+//!
+//! Entries are read, checked and written in batches, one transaction each: the labels not
+//! known yet are stored, and each one that renders as itself (normalized) goes into the heal
+//! log ([`crate::store::heal_log`]), from which every chain renames its own domains with it
+//! before its next batch (a running indexer within a block time, a stopped one when it
+//! starts). Renaming is the chains' work because each holds its own domains in its cache. A
+//! label known already is skipped, so an import can be run again, or resumed after a
+//! failure, without writing anything twice.
+
+pub mod error;
+pub mod format;
+
+use std::{collections::HashMap, io::BufReader, path::Path};
+
+use alloy::primitives::B256;
+use entities::label::{self, RawHash};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+
+pub use error::{BadEntry, ImportError, Position};
+pub use format::Format;
+use format::{LabelReader, ReadError};
+
+use crate::{
+    ens::name::is_normalized_label,
+    store::{
+        StoreError,
+        entity_store::PREFETCH_CHUNK,
+        heal_log,
+        writer::{Conflict, write_rows},
+    },
+};
+
+/// Entries per transaction.
+pub const BATCH: usize = 10_000;
+
+/// What an import did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// Good entries read (duplicates included).
+    pub entries: u64,
+    /// Labels stored that were not known before.
+    pub learned: u64,
+    /// Of those, the ones some name held as `[hash]` until now (their row existed, unknown).
+    pub healed: u64,
+    /// Entries whose label was known already.
+    pub known: u64,
+    /// Entries skipped as bad (each reported as it was read).
+    pub bad: u64,
+}
+
+/// Imports the labels of `path`, read as `format`. `on_bad` hears of every bad entry as it
+/// is read, `on_progress` of the bytes read after every batch.
+pub async fn import(
+    db: &DatabaseConnection,
+    path: &Path,
+    format: Format,
+    mut on_bad: impl FnMut(Position, &BadEntry),
+    mut on_progress: impl FnMut(u64),
+) -> Result<ImportReport, ImportError> {
+    let io = |source| ImportError::Io { path: path.display().to_string(), source };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut reader = LabelReader::new(BufReader::with_capacity(1 << 20, file), format);
+    let mut report = ImportReport::default();
+    let mut batch: HashMap<B256, String> = HashMap::with_capacity(BATCH);
+    loop {
+        let entry = match reader.next_entry() {
+            Ok(entry) => entry,
+            Err(ReadError::Io(source)) => return Err(io(source)),
+            Err(ReadError::Corrupt(position, reason)) => {
+                return Err(ImportError::Corrupt {
+                    path: path.display().to_string(),
+                    position,
+                    reason,
+                });
+            }
+        };
+        let done = entry.is_none();
+        match entry.map(|e| (e.position, e.label)) {
+            Some((_, Ok((hash, label)))) => {
+                report.entries += 1;
+                if batch.insert(hash, label).is_some() {
+                    report.known += 1;
+                }
+            }
+            Some((position, Err(bad))) => {
+                report.bad += 1;
+                on_bad(position, &bad);
+            }
+            None => {}
+        }
+        if batch.len() >= BATCH || (done && !batch.is_empty()) {
+            write_batch(db, std::mem::take(&mut batch), &mut report).await?;
+            on_progress(reader.bytes_read());
+        }
+        if done {
+            return Ok(report);
+        }
+    }
+}
+
+/// Stores the labels of `batch` not known yet and logs the normalized ones, in one
+/// transaction.
+async fn write_batch(
+    db: &DatabaseConnection,
+    batch: HashMap<B256, String>,
+    report: &mut ImportReport,
+) -> Result<(), ImportError> {
+    let mut hashes: Vec<RawHash> = batch.keys().map(|h| RawHash::new(h.0)).collect();
+    // Key order, as the indexer's flushes write: concurrent writers then lock label rows
+    // in the same order.
+    hashes.sort_unstable();
+    let txn = crate::store::database::begin_write(db).await?;
+    let mut stored: HashMap<RawHash, bool> = HashMap::new();
+    for chunk in hashes.chunks(PREFETCH_CHUNK) {
+        let rows = label::Entity::find()
+            .filter(label::Column::LabelHash.is_in(chunk.iter().cloned()))
+            .all(&txn)
+            .await
+            .map_err(StoreError::db("labels of an import batch"))?;
+        stored.extend(rows.into_iter().map(|row| (row.label_hash, row.label.is_some())));
+    }
+    let mut rows = Vec::new();
+    let mut heals = Vec::new();
+    for hash in hashes {
+        match stored.get(&hash) {
+            Some(true) => {
+                report.known += 1;
+                continue;
+            }
+            Some(false) => report.healed += 1,
+            None => {}
+        }
+        report.learned += 1;
+        let label = batch[&B256::from_slice(hash.as_bytes())].clone();
+        let normalized = is_normalized_label(&label);
+        if normalized {
+            heals.push(hash.clone());
+        }
+        rows.push(label::Model { label_hash: hash, label: Some(label), normalized });
+    }
+    write_rows::<label::Entity, _, _>(&txn, &rows, Conflict::UPDATE_ALL).await?;
+    heal_log::append(&txn, &heals, entities::label_heal::NO_CHAIN).await?;
+    txn.commit().await.map_err(StoreError::db("commit label import"))?;
+    Ok(())
+}

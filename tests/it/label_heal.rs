@@ -1,0 +1,160 @@
+//! Labels heal across chains and from imports: a label one chain learns from an event, or
+//! that `ensemble labels import` loads, renames the domains of every chain that holds it as
+//! `[hash]`, through the heal log, on both engines. Bad entries of a label file are reported
+//! with their line numbers and skipped.
+
+use alloy::{ens::namehash, sol_types::SolEvent};
+use ensemble::{
+    ens::{
+        abi::Registry,
+        labels::apply_logged_heals,
+        name::{encoded_label_hash, labelhash},
+    },
+    label_import::{self, BadEntry, Format, Position},
+};
+use entities::{label_heal, label_heal_mark};
+use sea_orm::{EntityTrait, PaginatorTrait};
+
+use crate::{
+    handlers::{ALICE, Bed, REGISTRY},
+    support::{Backend, TestDb},
+};
+
+fn hash(label: &str) -> String {
+    encoded_label_hash(labelhash(label))
+}
+
+/// `child` under `parent` in the bed's registry.
+async fn subname(bed: &mut Bed, parent: &str, child: &str) {
+    bed.ok(
+        REGISTRY,
+        Registry::NewOwner { node: namehash(parent), label: labelhash(child), owner: ALICE }
+            .encode_log_data(),
+    )
+    .await;
+}
+
+async fn name(bed: &Bed, node_name: &str) -> String {
+    bed.domain(node_name).await.name
+}
+
+async fn heal_crosses_chains_and_imports(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    // An L2 with alice.eth and pay.alice.eth, neither label known there.
+    let mut l2 = Bed::chain(&db.url, 8453, 1 << 20).await;
+    assert_eq!(apply_logged_heals(&mut l2.store).await.unwrap(), 0);
+    l2.register("alice", ALICE, false).await;
+    subname(&mut l2, "alice.eth", "pay").await;
+    l2.flush().await;
+    assert_eq!(name(&l2, "alice.eth").await, format!("{}.eth", hash("alice")));
+
+    // Mainnet registers alice.eth through its controller, which names the label.
+    let mut l1 = Bed::chain(&db.url, 1, 1 << 20).await;
+    assert_eq!(apply_logged_heals(&mut l1.store).await.unwrap(), 0);
+    l1.register("alice", ALICE, true).await;
+    l1.flush().await;
+    assert_eq!(name(&l1, "alice.eth").await, "alice.eth");
+    // Mainnet's own entry is not applied again there.
+    assert_eq!(apply_logged_heals(&mut l1.store).await.unwrap(), 0);
+    l1.flush().await;
+
+    // The L2 renames its domains with it before its next batch, its cached rows included.
+    assert_eq!(apply_logged_heals(&mut l2.store).await.unwrap(), 1);
+    let cached = l2.store.domain(&l2.ctx.domain_id(namehash("pay.alice.eth"))).await.unwrap();
+    assert_eq!(cached.unwrap().name, format!("{}.alice.eth", hash("pay")));
+    l2.flush().await;
+    assert_eq!(name(&l2, "alice.eth").await, "alice.eth");
+    assert_eq!(name(&l2, "pay.alice.eth").await, format!("{}.alice.eth", hash("pay")));
+    // Every chain has passed the entry: the log is pruned.
+    assert_eq!(label_heal::Entity::find().count(&l2.conn).await.unwrap(), 0);
+
+    // An import heals `pay` and reports its bad lines; good lines after them still count.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("labels.csv");
+    let mut csv = format!("labelhash,label\n{},alice\n", labelhash("alice"));
+    csv.push_str(&format!("{},pay\n", labelhash("nope")));
+    csv.push_str("not a hash,pay\n");
+    csv.push_str(&format!("{},pay\n", labelhash("pay")));
+    csv.push_str(&format!("{},unused\n", labelhash("unused")));
+    std::fs::write(&file, csv).unwrap();
+    let mut bad = Vec::new();
+    let report = label_import::import(
+        &l1.conn,
+        &file,
+        Format::of_path(&file),
+        |position, entry| bad.push((position, entry.clone())),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(bad.len(), 2, "{bad:?}");
+    assert_eq!(bad[0].0, Position::Line(3));
+    assert!(matches!(bad[0].1, BadEntry::WrongHash { .. }));
+    assert_eq!(
+        (bad[1].0, bad[1].1.clone()),
+        (Position::Line(4), BadEntry::MalformedHash("not a hash".into()))
+    );
+    assert_eq!(
+        (report.entries, report.learned, report.healed, report.known, report.bad),
+        (3, 2, 1, 1, 2)
+    );
+
+    // Each chain applies the import: the L2 renames pay.alice.eth, mainnet has no such name.
+    assert_eq!(apply_logged_heals(&mut l1.store).await.unwrap(), 0);
+    assert_eq!(apply_logged_heals(&mut l2.store).await.unwrap(), 1);
+    l1.flush().await;
+    l2.flush().await;
+    assert_eq!(name(&l2, "pay.alice.eth").await, "pay.alice.eth");
+    assert_eq!(label_heal::Entity::find().count(&l2.conn).await.unwrap(), 0);
+
+    // A label imported before a chain holds it is read from the table when the name is made.
+    subname(&mut l1, "alice.eth", "unused").await;
+    l1.flush().await;
+    assert_eq!(name(&l1, "unused.alice.eth").await, "unused.alice.eth");
+
+    // Importing again changes nothing.
+    let again =
+        label_import::import(&l1.conn, &file, Format::Csv, |_, _| {}, |_| {}).await.unwrap();
+    assert_eq!((again.learned, again.known, again.bad), (0, 3, 2));
+    assert_eq!(label_heal::Entity::find().count(&l1.conn).await.unwrap(), 0);
+    let marks = label_heal_mark::Entity::find().all(&l1.conn).await.unwrap();
+    assert_eq!(marks.len(), 2, "{marks:?}");
+}
+
+#[actix_rt::test]
+async fn a_heal_crosses_chains_and_imports_on_sqlite() {
+    heal_crosses_chains_and_imports(Backend::Sqlite).await;
+}
+
+#[actix_rt::test]
+async fn a_heal_crosses_chains_and_imports_on_postgres() {
+    heal_crosses_chains_and_imports(Backend::Postgres).await;
+}
+
+/// A chain that read a label as unknown and has not flushed it yet, while an import stores
+/// it known, still renames its names: it wrote no `[hash]` over the label, and the import's
+/// entry reaches it.
+#[actix_rt::test]
+async fn an_import_racing_an_unflushed_unknown_label_still_heals() {
+    let db = TestDb::new(Backend::Sqlite).await;
+    let mut chain = Bed::chain(&db.url, 1, 1 << 20).await;
+    assert_eq!(apply_logged_heals(&mut chain.store).await.unwrap(), 0);
+    chain.register("racer", ALICE, false).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("labels.txt");
+    std::fs::write(&file, "racer\n").unwrap();
+    let report =
+        label_import::import(&chain.conn, &file, Format::Text, |_, _| {}, |_| {}).await.unwrap();
+    assert_eq!((report.learned, report.healed), (1, 0), "the chain's row is not flushed yet");
+    chain.flush().await;
+    let stored =
+        entities::label::Entity::find_by_id(entities::label::RawHash::new(labelhash("racer").0))
+            .one(&chain.conn)
+            .await
+            .unwrap()
+            .unwrap();
+    assert_eq!(stored.label.as_deref(), Some("racer"), "the flush did not unlearn it");
+    assert_eq!(apply_logged_heals(&mut chain.store).await.unwrap(), 1);
+    chain.flush().await;
+    assert_eq!(name(&chain, "racer.eth").await, "racer.eth");
+}
