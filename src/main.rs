@@ -129,6 +129,19 @@ enum BenchCommand {
         #[arg(long)]
         record: Option<PathBuf>,
     },
+    /// Time label heals on an indexed database (e.g. after `bench run`): the first label of
+    /// `--labels` imported and applied alone, then the rest in bulk.
+    Heal {
+        /// The indexed database.
+        #[arg(long)]
+        database_url: String,
+        /// Label file, one per line (`bench generate --labels-out`).
+        #[arg(long)]
+        labels: PathBuf,
+        /// Chain whose domains are renamed.
+        #[arg(long, default_value_t = 1)]
+        chain: u64,
+    },
     /// Write a mainnet-shaped corpus of ENS logs (real ABI encodings at the mainnet
     /// addresses), deterministic for a seed.
     Generate {
@@ -141,6 +154,10 @@ enum BenchCommand {
         /// Output file.
         #[arg(long, default_value = "corpus.bin")]
         out: PathBuf,
+        /// Also write the plaintext of the labels the corpus carries only as hashes (its
+        /// subnames'), one per line: a label set for `ensemble labels import` and `bench heal`.
+        #[arg(long)]
+        labels_out: Option<PathBuf>,
     },
     /// Index a corpus into a fresh database through the real decode -> handle -> write path
     /// and report events/s, handler and flush time, cache hit rate, peak RSS, bytes per event
@@ -198,7 +215,22 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Query { database_url, domains, seed, runs, record } => {
             bench_query(&database_url, domains, seed, runs, record).await
         }
-        BenchCommand::Generate { events, seed, out } => bench_generate(events, seed, &out),
+        BenchCommand::Heal { database_url, labels, chain } => {
+            let db = ensemble::store::database::connect(&database_url).await?;
+            let r = ensemble::bench::heal::run(&db, &labels, chain).await?;
+            let engine = if database_url.starts_with("postgres") { "postgres" } else { "sqlite" };
+            println!("{engine}: {} domains", r.domains);
+            for (what, s) in [("one heal", &r.one), ("bulk", &r.bulk)] {
+                println!(
+                    "{what}: {} labels ({} learned) imported in {:.3} s; {} healed names of chain {chain}, {} domains renamed, applied and flushed in {:.3} s",
+                    s.labels, s.learned, s.import_secs, s.applied, s.renamed, s.apply_secs
+                );
+            }
+            Ok(())
+        }
+        BenchCommand::Generate { events, seed, out, labels_out } => {
+            bench_generate(events, seed, &out, labels_out.as_deref())
+        }
         BenchCommand::Run {
             corpus,
             database_url,
@@ -284,9 +316,20 @@ async fn bench_query(
 }
 
 /// `ensemble bench generate`.
-fn bench_generate(events: u64, seed: u64, out: &std::path::Path) -> anyhow::Result<()> {
+fn bench_generate(
+    events: u64,
+    seed: u64,
+    out: &std::path::Path,
+    labels_out: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let made = ensemble::bench::generate::generate(out, events, seed)?;
+    if let Some(path) = labels_out {
+        let mut text = made.unknown_labels.join("\n");
+        text.push('\n');
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        println!("{}: {} labels", path.display(), made.unknown_labels.len());
+    }
     let h = made.header;
     println!(
         "{}: {} logs in {} transactions, {} blocks with logs of {}..={} ({:.1} s)",

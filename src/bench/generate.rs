@@ -112,6 +112,9 @@ pub struct GeneratedCorpus {
     pub header: CorpusHeader,
     /// Logs per event name, sorted by name.
     pub mix: BTreeMap<&'static str, u64>,
+    /// The plaintext of every subname label, which the corpus carries only as a hash: the
+    /// label set a heal benchmark imports.
+    pub unknown_labels: Vec<String>,
 }
 
 struct EthName {
@@ -139,6 +142,7 @@ struct Generator {
     addr_reverse_node: B256,
     nonce: u64,
     label_counter: u64,
+    unknown_labels: Vec<String>,
     now: u64,
     mix: BTreeMap<&'static str, u64>,
     /// Roles of the mainnet contracts, to name each log as the indexer will.
@@ -190,6 +194,7 @@ impl Generator {
             addr_reverse_node,
             nonce: 0,
             label_counter: 0,
+            unknown_labels: Vec::new(),
             now: GENESIS_TIMESTAMP + first * BLOCK_TIME,
             mix: BTreeMap::new(),
             roles,
@@ -451,7 +456,9 @@ impl Generator {
             return self.register(None);
         };
         let owner = self.owner();
-        let label = labelhash(&self.fresh_label());
+        let plaintext = self.fresh_label();
+        let label = labelhash(&plaintext);
+        self.unknown_labels.push(plaintext);
         let node = child_node(parent.node, label);
         let tx = self.tx(owner, REGISTRY);
         self.log(
@@ -642,7 +649,7 @@ pub fn generate(path: &Path, events: u64, seed: u64) -> Result<GeneratedCorpus, 
         g.next_block(&mut out)?;
     }
     let header = out.finish(last_block)?;
-    Ok(GeneratedCorpus { header, mix: g.mix })
+    Ok(GeneratedCorpus { header, mix: g.mix, unknown_labels: g.unknown_labels })
 }
 
 #[cfg(test)]

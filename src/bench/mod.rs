@@ -8,11 +8,13 @@
 //! - [`generate`] writes a mainnet-shaped corpus of ENS logs ([`corpus`] is its file format);
 //! - [`run`] feeds a corpus through the indexer, from the file or through a local JSON-RPC
 //!   endpoint ([`rpc_server`]), and reports throughput, memory and bytes per event;
+//! - [`heal`] times label heals (one, then a label file in bulk) on an indexed database;
 //! - [`report`] formats results as `BENCHMARKS.md` rows and appends them.
 
 pub mod corpus;
 pub mod error;
 pub mod generate;
+pub mod heal;
 pub mod namegraph;
 pub mod query;
 pub mod report;

@@ -799,6 +799,11 @@ impl EntityStore {
         Ok(())
     }
 
+    /// Domains renamed (their name may differ from the stored one) since the last flush.
+    pub fn renamed_domains(&self) -> usize {
+        self.renamed_domains.len()
+    }
+
     /// Rows changed since the last flush.
     pub fn dirty_rows(&self) -> usize {
         self.domains.dirty.len()

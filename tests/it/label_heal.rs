@@ -158,3 +158,77 @@ async fn an_import_racing_an_unflushed_unknown_label_still_heals() {
     chain.flush().await;
     assert_eq!(name(&chain, "racer.eth").await, "racer.eth");
 }
+
+/// Names of the domains of `db` whose name contains `part`.
+async fn names_containing(db: &sea_orm::DatabaseConnection, part: &str) -> Vec<String> {
+    use sea_orm::{ColumnTrait, QueryFilter};
+    entities::domain::Entity::find()
+        .filter(entities::domain::Column::Name.contains(part))
+        .all(db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.name)
+        .collect()
+}
+
+/// End to end: the devnet's subnames carry labels no event spells out (`sub0`, `deep`). An
+/// import while the service follows the head renames them with the chain's next block.
+async fn an_import_heals_a_running_indexer(backend: Backend, chain_id: u64) {
+    let options = ensemble::devnet::scenario::ScenarioOptions { eth_names: 24, per_block: 200 };
+    let (anvil, mut driver, scenario) = crate::support::devnet(chain_id, options).await;
+    let db = TestDb::new(backend).await;
+    let chain = scenario.deployment.chain_config(anvil.chain_id, &anvil.url);
+    let service = ensemble::Service::start(&crate::support::config(&db.url, chain)).await.unwrap();
+    crate::support::wait_for_block(&service.db, chain_id, scenario.last_block).await;
+    let sub0 = hash("sub0");
+    let unhealed = names_containing(&service.db, &sub0).await;
+    assert!(unhealed.len() >= 20, "the scenario's sub0 names render as [hash]: {unhealed:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("labels.txt");
+    std::fs::write(&file, b"sub0\ndeep\n\xff\n").unwrap();
+    let mut bad = Vec::new();
+    let report = label_import::import(
+        &service.db,
+        &file,
+        Format::Text,
+        |position, entry| bad.push((position, entry.clone())),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(bad, vec![(Position::Line(3), BadEntry::NotUtf8)]);
+    assert_eq!((report.learned, report.healed), (2, 2));
+
+    driver.mine().await.unwrap();
+    crate::support::wait_for_block(&service.db, chain_id, scenario.last_block + 1).await;
+    assert!(names_containing(&service.db, &sub0).await.is_empty());
+    assert!(names_containing(&service.db, &hash("deep")).await.is_empty());
+    let healed = names_containing(&service.db, "sub0.").await;
+    assert_eq!(healed.len(), unhealed.len(), "{healed:?}");
+    assert!(names_containing(&service.db, "deep.sub0.").await.len() >= 10);
+    // GraphQL finds a healed name by its plaintext.
+    let schema = graphql::build_schema(service.db.clone());
+    let name = healed.iter().find(|n| n.starts_with("sub0.")).unwrap();
+    let query = format!(
+        "{{ domain(by: {{name: \"{name}\"}}) {{ canonical {{ name {{ interpreted }} }} }} }}"
+    );
+    let answer = schema.execute(query.as_str()).await;
+    assert!(answer.errors.is_empty(), "{:?}", answer.errors);
+    assert_eq!(
+        answer.data.into_json().unwrap()["domain"]["canonical"]["name"]["interpreted"],
+        serde_json::json!(name)
+    );
+    service.stop().await;
+}
+
+#[actix_rt::test]
+async fn an_import_heals_a_running_indexer_on_sqlite() {
+    an_import_heals_a_running_indexer(Backend::Sqlite, 31_481).await;
+}
+
+#[actix_rt::test]
+async fn an_import_heals_a_running_indexer_on_postgres() {
+    an_import_heals_a_running_indexer(Backend::Postgres, 31_482).await;
+}
