@@ -9,13 +9,16 @@ use sea_orm::{DatabaseConnection, EntityTrait, PaginatorTrait};
 
 use super::BenchError;
 use crate::{
-    ens::labels::apply_logged_heals,
+    ens::labels::{apply_logged_heal_chunk, apply_logged_heals},
     label_import::{self, Format},
     store::{Checkpoint, EntityStore, writer::read_checkpoint},
 };
 
 /// Bytes of the chain's memory budget during the bench.
 const BUDGET: u64 = 256 << 20;
+
+/// Dirty rows at which the bench flushes renames (the indexer's default `flush_rows`).
+const FLUSH_ROWS: usize = 200_000;
 
 /// One timed step.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -59,11 +62,13 @@ pub async fn run(
         .count(db)
         .await
         .map_err(crate::store::StoreError::db("count"))?;
-    let text = std::fs::read_to_string(labels)
+    // Bytes, not text: a label file may hold lines that are not UTF-8 (the import skips them).
+    let bytes = std::fs::read(labels)
         .map_err(|e| BenchError::Run(format!("reading {}: {e}", labels.display())))?;
-    let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    let split = bytes.iter().position(|b| *b == b'\n').map_or(bytes.len(), |i| i + 1);
+    let (first, rest) = bytes.split_at(split);
     let dir = tempfile::tempdir().map_err(|e| BenchError::Run(e.to_string()))?;
-    let part = |name: &str, body: &str| -> Result<std::path::PathBuf, BenchError> {
+    let part = |name: &str, body: &[u8]| -> Result<std::path::PathBuf, BenchError> {
         let path = dir.path().join(name);
         std::fs::write(&path, body).map_err(|e| BenchError::Run(e.to_string()))?;
         Ok(path)
@@ -72,7 +77,7 @@ pub async fn run(
     // Whatever the log held before is applied first, untimed.
     apply_logged_heals(&mut store).await.map_err(|e| BenchError::Run(e.to_string()))?;
     store.flush(&checkpoint, None).await?;
-    let one = step(db, &mut store, &checkpoint, &part("one.txt", &format!("{first}\n"))?).await?;
+    let one = step(db, &mut store, &checkpoint, &part("one.txt", first)?).await?;
     let bulk = step(db, &mut store, &checkpoint, &part("rest.txt", rest)?).await?;
     Ok(HealReport { domains, one, bulk })
 }
@@ -89,9 +94,20 @@ async fn step(
         .map_err(|e| BenchError::Run(e.to_string()))?;
     let import_secs = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let applied = apply_logged_heals(store).await.map_err(|e| BenchError::Run(e.to_string()))?;
-    let renamed = store.renamed_domains();
-    store.flush(checkpoint, None).await?;
+    // Chunk by chunk, flushing at the indexer's default row count, as a chain does.
+    let (mut applied, mut renamed) = (0, 0);
+    loop {
+        let (labels, more) =
+            apply_logged_heal_chunk(store).await.map_err(|e| BenchError::Run(e.to_string()))?;
+        applied += labels;
+        if !more || store.dirty_rows() >= FLUSH_ROWS {
+            renamed += store.renamed_domains();
+            store.flush(checkpoint, None).await?;
+        }
+        if !more {
+            break;
+        }
+    }
     Ok(HealStep {
         labels: imported.entries,
         learned: imported.learned,

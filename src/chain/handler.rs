@@ -244,8 +244,21 @@ async fn apply(
         }
     }
     // Labels other chains and imports made known since the last batch: this chain's domains
-    // are renamed before its events read them (`ens::labels`).
-    crate::ens::labels::apply_logged_heals(store).await?;
+    // are renamed before its events read them (`ens::labels`). A large import renames many:
+    // they are flushed chunk by chunk with the last applied block, within the budget.
+    loop {
+        let (_, more) = crate::ens::labels::apply_logged_heal_chunk(store).await?;
+        if !more {
+            break;
+        }
+        if store.dirty_rows() >= flush_rows || store.dirty_bytes() >= store.flush_bytes() {
+            settle(store, writing.take(), progress).await?;
+            let committed = crate::store::writer::read_checkpoint(store.db(), ctx.chain_id).await?;
+            if let Some(checkpoint) = unflushed.take().or(committed) {
+                flush(store, &checkpoint, None, progress).await?;
+            }
+        }
+    }
     // Every row the batch will read that is not in memory, in a few queries.
     store.prefetch(crate::ens::prefetch::keys(ctx, &batch.events)).await?;
     // Position of an event among those decoded from the same log.

@@ -90,36 +90,51 @@ pub async fn ensure_label(
 /// known is reloaded, and this chain's domains with it are renamed. Returns the labels that
 /// renamed something. The chain's own entries are skipped (it renamed its domains when it
 /// logged them), and labels no domain of this chain carries cost one batched lookup.
+///
+/// Everything renamed stays dirty until the caller flushes; a caller bounded by a memory
+/// budget applies the log chunk by chunk ([`apply_logged_heal_chunk`]) and flushes between.
 pub async fn apply_logged_heals(store: &mut EntityStore) -> Result<usize, HandlerError> {
-    let own = i64::try_from(store.chain_id()).unwrap_or(i64::MAX);
     let mut renamed = 0;
     loop {
-        let heals = store.unapplied_heals().await?;
-        let Some(last) = heals.last().map(|h| h.seq) else { return Ok(renamed) };
-        let mut foreign: Vec<RawHash> =
-            heals.iter().filter(|h| h.origin_chain != own).map(|h| h.label_hash.clone()).collect();
-        foreign.sort_unstable();
-        foreign.dedup();
-        let used = store.labels_in_use(&foreign).await?;
-        for hash in foreign {
-            // A label none of this chain's domains carries: only its copies go stale.
-            if !used.contains(&hash) {
-                if store.forget_label(&hash) {
-                    store.reload_label(&hash).await?;
-                }
-                continue;
-            }
-            let Some(row) = store.reload_label(&hash).await? else { continue };
-            if row.normalized {
-                cascade(store, B256::from_slice(hash.as_bytes())).await?;
-                renamed += 1;
-            }
-        }
-        store.mark_heals_applied(last);
-        if (heals.len() as u64) < crate::store::heal_log::READ_CHUNK {
+        let (labels, more) = apply_logged_heal_chunk(store).await?;
+        renamed += labels;
+        if !more {
             return Ok(renamed);
         }
     }
+}
+
+/// [`apply_logged_heals`] for the next chunk of the log only (up to
+/// [`crate::store::heal_log::READ_CHUNK`] entries). Returns the labels that renamed
+/// something, and whether more entries may follow.
+pub async fn apply_logged_heal_chunk(
+    store: &mut EntityStore,
+) -> Result<(usize, bool), HandlerError> {
+    let own = i64::try_from(store.chain_id()).unwrap_or(i64::MAX);
+    let heals = store.unapplied_heals().await?;
+    let Some(last) = heals.last().map(|h| h.seq) else { return Ok((0, false)) };
+    let mut foreign: Vec<RawHash> =
+        heals.iter().filter(|h| h.origin_chain != own).map(|h| h.label_hash.clone()).collect();
+    foreign.sort_unstable();
+    foreign.dedup();
+    let used = store.labels_in_use(&foreign).await?;
+    let mut renamed = 0;
+    for hash in foreign {
+        // A label none of this chain's domains carries: only its copies go stale.
+        if !used.contains(&hash) {
+            if store.forget_label(&hash) {
+                store.reload_label(&hash).await?;
+            }
+            continue;
+        }
+        let Some(row) = store.reload_label(&hash).await? else { continue };
+        if row.normalized {
+            cascade(store, B256::from_slice(hash.as_bytes())).await?;
+            renamed += 1;
+        }
+    }
+    store.mark_heals_applied(last);
+    Ok((renamed, heals.len() as u64 >= crate::store::heal_log::READ_CHUNK))
 }
 
 /// The name of a child with `interpreted` label under `parent`.

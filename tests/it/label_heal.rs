@@ -174,12 +174,21 @@ async fn names_containing(db: &sea_orm::DatabaseConnection, part: &str) -> Vec<S
 
 /// End to end: the devnet's subnames carry labels no event spells out (`sub0`, `deep`). An
 /// import while the service follows the head renames them with the chain's next block.
-async fn an_import_heals_a_running_indexer(backend: Backend, chain_id: u64) {
+/// With `padding` labels between the two and a small `flush_rows`, the chain applies the
+/// log in several chunks and flushes renames between them.
+async fn an_import_heals_a_running_indexer(
+    backend: Backend,
+    chain_id: u64,
+    padding: usize,
+    flush_rows: usize,
+) {
     let options = ensemble::devnet::scenario::ScenarioOptions { eth_names: 24, per_block: 200 };
     let (anvil, mut driver, scenario) = crate::support::devnet(chain_id, options).await;
     let db = TestDb::new(backend).await;
     let chain = scenario.deployment.chain_config(anvil.chain_id, &anvil.url);
-    let service = ensemble::Service::start(&crate::support::config(&db.url, chain)).await.unwrap();
+    let mut config = crate::support::config(&db.url, chain);
+    config.indexer.flush_rows = flush_rows;
+    let service = ensemble::Service::start(&config).await.unwrap();
     crate::support::wait_for_block(&service.db, chain_id, scenario.last_block).await;
     let sub0 = hash("sub0");
     let unhealed = names_containing(&service.db, &sub0).await;
@@ -187,7 +196,12 @@ async fn an_import_heals_a_running_indexer(backend: Backend, chain_id: u64) {
 
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("labels.txt");
-    std::fs::write(&file, b"sub0\ndeep\n\xff\n").unwrap();
+    let mut labels = b"sub0\n".to_vec();
+    for i in 0..padding {
+        labels.extend_from_slice(format!("padding{i}\n").as_bytes());
+    }
+    labels.extend_from_slice(b"deep\n\xff\n");
+    std::fs::write(&file, labels).unwrap();
     let mut bad = Vec::new();
     let report = label_import::import(
         &service.db,
@@ -198,8 +212,8 @@ async fn an_import_heals_a_running_indexer(backend: Backend, chain_id: u64) {
     )
     .await
     .unwrap();
-    assert_eq!(bad, vec![(Position::Line(3), BadEntry::NotUtf8)]);
-    assert_eq!((report.learned, report.healed), (2, 2));
+    assert_eq!(bad, vec![(Position::Line(padding as u64 + 3), BadEntry::NotUtf8)]);
+    assert_eq!((report.learned, report.healed), (2 + padding as u64, 2));
 
     driver.mine().await.unwrap();
     crate::support::wait_for_block(&service.db, chain_id, scenario.last_block + 1).await;
@@ -225,10 +239,16 @@ async fn an_import_heals_a_running_indexer(backend: Backend, chain_id: u64) {
 
 #[actix_rt::test]
 async fn an_import_heals_a_running_indexer_on_sqlite() {
-    an_import_heals_a_running_indexer(Backend::Sqlite, 31_481).await;
+    an_import_heals_a_running_indexer(Backend::Sqlite, 31_481, 0, 200_000).await;
+}
+
+#[actix_rt::test]
+async fn a_large_import_is_applied_in_chunks_flushed_between() {
+    let padding = 2 * ensemble::store::heal_log::READ_CHUNK as usize + 5;
+    an_import_heals_a_running_indexer(Backend::Sqlite, 31_483, padding, 8).await;
 }
 
 #[actix_rt::test]
 async fn an_import_heals_a_running_indexer_on_postgres() {
-    an_import_heals_a_running_indexer(Backend::Postgres, 31_482).await;
+    an_import_heals_a_running_indexer(Backend::Postgres, 31_482, 0, 200_000).await;
 }
