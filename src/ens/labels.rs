@@ -14,7 +14,7 @@ use std::{collections::HashMap, sync::LazyLock};
 
 use alloy::primitives::B256;
 use entities::{
-    domain::{self, DomainKey, RawHash},
+    domain::{self, RawHash},
     label,
 };
 
@@ -22,7 +22,7 @@ use super::{
     HandlerError,
     name::{encoded_label_hash, is_normalized_label, labelhash},
 };
-use crate::store::EntityStore;
+use crate::store::{EntityStore, entity_store::PrefetchKeys};
 
 /// Labels every ENS deployment uses that no event ever spells out (registries create them
 /// with `setSubnodeOwner(labelhash)`): top-level and infrastructure labels.
@@ -53,10 +53,11 @@ pub async fn ensure_label(
         (Some(row), Some(_)) if row.label.is_some() => Ok(row.interpreted()),
         (Some(_), Some(lit)) => {
             let normalized = is_normalized_label(lit);
-            store.put_label(
-                label::Model { label_hash: key.clone(), label: Some(lit.to_owned()), normalized },
-                false,
-            );
+            store.put_label(label::Model {
+                label_hash: key.clone(),
+                label: Some(lit.to_owned()),
+                normalized,
+            });
             // An unnormalized literal still renders as the hash: nothing to re-render.
             if !normalized {
                 return Ok(encoded_label_hash(hash));
@@ -77,10 +78,11 @@ pub async fn ensure_label(
                 Some(lit) if normalized => lit.to_owned(),
                 _ => encoded_label_hash(hash),
             };
-            store.put_label(
-                label::Model { label_hash: key, label: lit.map(str::to_owned), normalized },
-                true,
-            );
+            store.put_label(label::Model {
+                label_hash: key,
+                label: lit.map(str::to_owned),
+                normalized,
+            });
             Ok(interpreted)
         }
     }
@@ -118,23 +120,91 @@ pub async fn apply_logged_heal_chunk(
     foreign.sort_unstable();
     foreign.dedup();
     let used = store.labels_in_use(&foreign).await?;
-    let mut renamed = 0;
-    for hash in foreign {
-        // A label none of this chain's domains carries: only its copies go stale.
-        if !used.contains(&hash) {
-            if store.forget_label(&hash) {
-                store.reload_label(&hash).await?;
-            }
-            continue;
-        }
-        let Some(row) = store.reload_label(&hash).await? else { continue };
-        if row.normalized {
-            cascade(store, B256::from_slice(hash.as_bytes())).await?;
-            renamed += 1;
+    let (used, unused): (Vec<RawHash>, Vec<RawHash>) =
+        foreign.into_iter().partition(|h| used.contains(h));
+    // A label none of this chain's domains carries: only its copies go stale.
+    let mut stale = Vec::new();
+    for hash in unused {
+        if store.forget_label(&hash) {
+            stale.push(hash);
         }
     }
+    store.reload_labels(&stale).await?;
+    let healed: Vec<RawHash> = store
+        .reload_labels(&used)
+        .await?
+        .into_iter()
+        .filter(|l| l.normalized)
+        .map(|l| l.label_hash)
+        .collect();
+    cascade_many(store, &healed).await?;
+    // Its label rows were pinned like a batch's (`EntityStore::prefetch`); the chain's next
+    // batch pins its own.
+    store.end_batch();
+    let renamed = healed.len();
     store.mark_heals_applied(last);
     Ok((renamed, heals.len() as u64 >= crate::store::heal_log::READ_CHUNK))
+}
+
+/// Re-renders every domain labelled with one of `label_hashes` and, where a name changed, its
+/// descendants, level by level: the domains with those labels, then the children of those
+/// renamed, and so on, each level in a few batched queries (domains, their labels, their
+/// children). Returns the domains renamed.
+///
+/// A child's name is its leaf label's rendering, a dot, and its parent's name; a rendered
+/// label never holds a dot (`is_normalized_label`), so the parent's name is what follows the
+/// first dot of the child's, except for children of a domain renamed here, which get their
+/// parent's new name. No parent is looked up. A domain both labelled with a healed label and
+/// child of a renamed domain is renamed at both levels, and the later one holds.
+async fn cascade_many(
+    store: &mut EntityStore,
+    label_hashes: &[RawHash],
+) -> Result<usize, HandlerError> {
+    let mut level: Vec<(domain::Model, Option<String>)> =
+        store.domains_with_labels(label_hashes).await?.into_iter().map(|d| (d, None)).collect();
+    let mut renamed = 0;
+    while !level.is_empty() {
+        let labels: Vec<RawHash> = level.iter().map(|(d, _)| d.label_hash.clone()).collect();
+        store.prefetch(PrefetchKeys { labels, ..PrefetchKeys::default() }).await?;
+        let mut parents: HashMap<i64, String> = HashMap::new();
+        for (mut row, parent_name) in level {
+            let interpreted = match store.label(&row.label_hash).await? {
+                Some(l) => l.interpreted(),
+                None => continue,
+            };
+            let name = match (row.parent_seq, parent_name) {
+                (None, _) => interpreted,
+                (Some(_), Some(parent)) => format!("{interpreted}.{parent}"),
+                (Some(_), None) => match row.name.split_once('.') {
+                    Some((_, parent)) => format!("{interpreted}.{parent}"),
+                    None => {
+                        return Err(HandlerError::unknown(
+                            "parent name of domain",
+                            row.id.to_string(),
+                        ));
+                    }
+                },
+            };
+            if name == row.name {
+                continue;
+            }
+            parents.insert(row.seq, name.clone());
+            row.name = name;
+            store.put_domain(row);
+            renamed += 1;
+        }
+        let seqs: Vec<i64> = parents.keys().copied().collect();
+        level = store
+            .children_of(&seqs)
+            .await?
+            .into_iter()
+            .filter_map(|child| {
+                let parent = parents.get(&child.parent_seq?)?.clone();
+                Some((child, Some(parent)))
+            })
+            .collect();
+    }
+    Ok(renamed)
 }
 
 /// The name of a child with `interpreted` label under `parent`.
@@ -145,42 +215,9 @@ pub fn child_name(interpreted: &str, parent: Option<&domain::Model>) -> (String,
     }
 }
 
-/// Re-renders every domain labelled `label_hash` and, where a name changed, its descendants.
-///
-/// A child's name is its leaf label's rendering, a dot, and its parent's name; a rendered
-/// label never holds a dot (`is_normalized_label`), so the parent's name is what follows the
-/// first dot of the child's. The cascade renames every child of a renamed domain before it
-/// ends, so that suffix is current, except for the children it queues itself, which it hands
-/// their parent's new name. No parent is looked up.
+/// Re-renders every domain labelled `label_hash` and, where a name changed, its descendants
+/// ([`cascade_many`] for one label).
 async fn cascade(store: &mut EntityStore, label_hash: B256) -> Result<(), HandlerError> {
-    let mut queue: Vec<(DomainKey, Option<String>)> = store
-        .domains_with_label(&RawHash::new(label_hash.0))
-        .await?
-        .into_iter()
-        .map(|d| (d.id, None))
-        .collect();
-    while let Some((id, parent_name)) = queue.pop() {
-        // The current version: an earlier step of this cascade may have renamed it.
-        let Some(mut row) = store.domain(&id).await? else { continue };
-        let interpreted = match store.label(&row.label_hash).await? {
-            Some(l) => l.interpreted(),
-            None => continue,
-        };
-        let name = match (row.parent_seq, parent_name) {
-            (None, _) => interpreted,
-            (Some(_), Some(parent)) => format!("{interpreted}.{parent}"),
-            (Some(_), None) => match row.name.split_once('.') {
-                Some((_, parent)) => format!("{interpreted}.{parent}"),
-                None => return Err(HandlerError::unknown("parent name of domain", id.to_string())),
-            },
-        };
-        if name == row.name {
-            continue;
-        }
-        let children = store.children(&row).await?;
-        row.name.clone_from(&name);
-        store.put_domain(row);
-        queue.extend(children.into_iter().map(|c| (c.id, Some(name.clone()))));
-    }
+    cascade_many(store, &[RawHash::new(label_hash.0)]).await?;
     Ok(())
 }

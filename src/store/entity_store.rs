@@ -258,14 +258,13 @@ where
     Ok(loaded)
 }
 
-/// Rows no database index can find yet: domains and labels created since the last commit, by
-/// label hash and by parent (its `seq`).
+/// Rows no database index can find yet: domains created since the last commit, by label hash
+/// and by parent (its `seq`).
 #[derive(Debug, Default)]
 struct NewRows {
     by_label: HashMap<RawHash, Vec<DomainKey>>,
     children: HashMap<i64, Vec<DomainKey>>,
     domains: HashSet<DomainKey>,
-    labels: HashSet<RawHash>,
     /// Heap bytes of the keys and lists above.
     heap: usize,
 }
@@ -285,19 +284,9 @@ impl NewRows {
         }
     }
 
-    fn add_label(&mut self, label_hash: &RawHash) {
-        if self.labels.insert(label_hash.clone()) {
-            self.heap += label_hash.key_bytes();
-        }
-    }
-
     /// Bytes held, as [`EntityStore::dirty_bytes`] counts them.
     fn bytes(&self) -> usize {
-        self.heap
-            + map_bytes(&self.by_label)
-            + map_bytes(&self.children)
-            + set_bytes(&self.domains)
-            + set_bytes(&self.labels)
+        self.heap + map_bytes(&self.by_label) + map_bytes(&self.children) + set_bytes(&self.domains)
     }
 }
 
@@ -478,7 +467,7 @@ impl EntityStore {
             .await
             .map_err(StoreError::db("reload label"))?;
         if let Some(known) = row.as_ref().filter(|l| l.label.is_some()) {
-            self.put_label(known.clone(), false);
+            self.put_label(known.clone());
         }
         Ok(row)
     }
@@ -625,58 +614,101 @@ impl EntityStore {
         Ok(rows)
     }
 
-    /// Every domain of this chain whose leaf label is `label_hash`: database rows through the
-    /// `domains_label_hash` index plus rows created since the last flush.
-    pub async fn domains_with_label(
+    /// The current versions of domain rows just read from the database: a version in memory
+    /// (changed since, or in flight) is newer; the others are cached.
+    fn newest_domains(&mut self, rows: Vec<domain::Model>) -> Vec<domain::Model> {
+        rows.into_iter()
+            .map(|row| match self.domains.local(&row.id) {
+                Some(Some(current)) => current,
+                _ => {
+                    self.domains.cache.insert(row.id.clone(), Some(row.clone()));
+                    row
+                }
+            })
+            .collect()
+    }
+
+    /// Domains in memory only (created since the last commit) listed under `keys` by one of
+    /// the fresh-row indexes, except those in `seen`.
+    async fn fresh_domains<Q: Hash + Eq>(
         &mut self,
-        label_hash: &RawHash,
+        keys: &[Q],
+        index: fn(&NewRows) -> &HashMap<Q, Vec<DomainKey>>,
+        seen: &HashSet<DomainKey>,
     ) -> Result<Vec<domain::Model>, StoreError> {
-        let mut ids: Vec<DomainKey> = Vec::new();
-        if !self.new.labels.contains(label_hash) && !self.new_inflight.labels.contains(label_hash) {
-            ids = domain::Entity::find()
-                .filter(domain::Column::ChainId.eq(self.chain_id as i64))
-                .filter(domain::Column::LabelHash.eq(label_hash.clone()))
-                .all(&self.db)
-                .await
-                .map_err(StoreError::db("domains by label"))?
-                .into_iter()
-                .map(|d| d.id)
-                .collect();
-        }
-        let fresh = [&self.new, &self.new_inflight].map(|n| n.by_label.get(label_hash));
-        for id in fresh.into_iter().flatten().flatten() {
-            if !ids.contains(id) {
-                ids.push(id.clone());
-            }
-        }
+        let ids: Vec<DomainKey> = keys
+            .iter()
+            .flat_map(|k| [&self.new, &self.new_inflight].map(|n| index(n).get(k)))
+            .flatten()
+            .flatten()
+            .filter(|id| !seen.contains(*id))
+            .cloned()
+            .collect();
         self.current(ids).await
     }
 
-    /// Children of a domain: database rows through the children index (skipped when the
-    /// parent itself is newer than the last flush) plus rows created since then.
-    pub async fn children(
+    /// Every domain of this chain whose leaf label is one of `label_hashes`: one query per
+    /// chunk through the `domains_label_hash` index, plus rows created since the last commit.
+    pub async fn domains_with_labels(
         &mut self,
-        parent: &domain::Model,
+        label_hashes: &[RawHash],
     ) -> Result<Vec<domain::Model>, StoreError> {
-        let mut ids: Vec<DomainKey> = Vec::new();
-        if !self.new.domains.contains(&parent.id) && !self.new_inflight.domains.contains(&parent.id)
-        {
-            ids = domain::Entity::find()
-                .filter(domain::Column::ParentSeq.eq(parent.seq))
-                .all(&self.db)
-                .await
-                .map_err(StoreError::db("children"))?
-                .into_iter()
-                .map(|d| d.id)
-                .collect();
+        let mut rows = Vec::new();
+        for chunk in label_hashes.chunks(PREFETCH_CHUNK) {
+            rows.extend(
+                domain::Entity::find()
+                    .filter(domain::Column::ChainId.eq(self.chain_id as i64))
+                    .filter(domain::Column::LabelHash.is_in(chunk.iter().cloned()))
+                    .all(&self.db)
+                    .await
+                    .map_err(StoreError::db("domains by labels"))?,
+            );
         }
-        let fresh = [&self.new, &self.new_inflight].map(|n| n.children.get(&parent.seq));
-        for id in fresh.into_iter().flatten().flatten() {
-            if !ids.contains(id) {
-                ids.push(id.clone());
-            }
+        let mut rows = self.newest_domains(rows);
+        let seen: HashSet<DomainKey> = rows.iter().map(|r| r.id.clone()).collect();
+        rows.extend(self.fresh_domains(label_hashes, |n| &n.by_label, &seen).await?);
+        Ok(rows)
+    }
+
+    /// The children of the domains numbered `parents`: one query per chunk through the
+    /// children index, plus rows created since the last commit.
+    pub async fn children_of(&mut self, parents: &[i64]) -> Result<Vec<domain::Model>, StoreError> {
+        let mut rows = Vec::new();
+        for chunk in parents.chunks(PREFETCH_CHUNK) {
+            rows.extend(
+                domain::Entity::find()
+                    .filter(domain::Column::ParentSeq.is_in(chunk.iter().copied()))
+                    .all(&self.db)
+                    .await
+                    .map_err(StoreError::db("children of domains"))?,
+            );
         }
-        self.current(ids).await
+        let mut rows = self.newest_domains(rows);
+        let seen: HashSet<DomainKey> = rows.iter().map(|r| r.id.clone()).collect();
+        rows.extend(self.fresh_domains(parents, |n| &n.children, &seen).await?);
+        Ok(rows)
+    }
+
+    /// [`EntityStore::reload_label`] for many labels, one query per chunk; returns the rows
+    /// found.
+    pub async fn reload_labels(
+        &mut self,
+        label_hashes: &[RawHash],
+    ) -> Result<Vec<label::Model>, StoreError> {
+        let mut rows = Vec::new();
+        for chunk in label_hashes.chunks(PREFETCH_CHUNK) {
+            rows.extend(
+                label::Entity::find()
+                    .filter(label::Column::LabelHash.is_in(chunk.iter().cloned()))
+                    .all(&self.db)
+                    .await
+                    .map_err(StoreError::db("reload labels"))?,
+            );
+        }
+        for known in rows.iter().filter(|l| l.label.is_some()) {
+            self.put_label(known.clone());
+        }
+        Ok(rows)
     }
 
     /// A label by hash.
@@ -687,15 +719,8 @@ impl EntityStore {
         load::<label::Entity, _, _>(&self.db, &self.labels, label_hash, "load label").await
     }
 
-    /// Stores a label; `created` when no version of it was stored before. The caller says so
-    /// because it read the label first: the cache cannot tell, since it may have evicted (or
-    /// never admitted) the row that read returned, and a stored label taken for new hides its
-    /// domains from [`EntityStore::domains_with_label`], so its heal renamed nothing (seen as
-    /// an intermittent failure of the handlers' heal test).
-    pub fn put_label(&mut self, row: label::Model, created: bool) {
-        if created && !self.labels.uncommitted(&row.label_hash) {
-            self.new.add_label(&row.label_hash);
-        }
+    /// Stores a label.
+    pub fn put_label(&mut self, row: label::Model) {
         self.labels.put(row.label_hash.clone(), row, &mut self.dirty_heap);
     }
 
