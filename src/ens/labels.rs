@@ -53,11 +53,10 @@ pub async fn ensure_label(
         (Some(row), Some(_)) if row.label.is_some() => Ok(row.interpreted()),
         (Some(_), Some(lit)) => {
             let normalized = is_normalized_label(lit);
-            store.put_label(label::Model {
-                label_hash: key.clone(),
-                label: Some(lit.to_owned()),
-                normalized,
-            });
+            store.put_label(
+                label::Model { label_hash: key.clone(), label: Some(lit.to_owned()), normalized },
+                false,
+            );
             // An unnormalized literal still renders as the hash: nothing to re-render.
             if !normalized {
                 return Ok(encoded_label_hash(hash));
@@ -78,11 +77,10 @@ pub async fn ensure_label(
                 Some(lit) if normalized => lit.to_owned(),
                 _ => encoded_label_hash(hash),
             };
-            store.put_label(label::Model {
-                label_hash: key,
-                label: lit.map(str::to_owned),
-                normalized,
-            });
+            store.put_label(
+                label::Model { label_hash: key, label: lit.map(str::to_owned), normalized },
+                true,
+            );
             Ok(interpreted)
         }
     }
@@ -166,7 +164,7 @@ async fn cascade_many(
     while !level.is_empty() {
         let labels: Vec<RawHash> = level.iter().map(|(d, _)| d.label_hash.clone()).collect();
         store.prefetch(PrefetchKeys { labels, ..PrefetchKeys::default() }).await?;
-        let mut parents: HashMap<i64, String> = HashMap::new();
+        let mut parents: HashMap<i64, (domain::DomainKey, String)> = HashMap::new();
         for (mut row, parent_name) in level {
             let interpreted = match store.label(&row.label_hash).await? {
                 Some(l) => l.interpreted(),
@@ -188,18 +186,19 @@ async fn cascade_many(
             if name == row.name {
                 continue;
             }
-            parents.insert(row.seq, name.clone());
+            parents.insert(row.seq, (row.id.clone(), name.clone()));
             row.name = name;
             store.put_domain(row);
             renamed += 1;
         }
-        let seqs: Vec<i64> = parents.keys().copied().collect();
+        let keys: Vec<(i64, domain::DomainKey)> =
+            parents.iter().map(|(seq, (id, _))| (*seq, id.clone())).collect();
         level = store
-            .children_of(&seqs)
+            .children_of(&keys)
             .await?
             .into_iter()
             .filter_map(|child| {
-                let parent = parents.get(&child.parent_seq?)?.clone();
+                let parent = parents.get(&child.parent_seq?)?.1.clone();
                 Some((child, Some(parent)))
             })
             .collect();
