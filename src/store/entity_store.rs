@@ -636,15 +636,34 @@ impl EntityStore {
             .collect()
     }
 
-    /// Domains in memory only (created since the last commit) listed under `keys` by one of
-    /// the fresh-row indexes, except those in `seen`.
-    async fn fresh_domains<Q: Hash + Eq>(
+    /// This chain's domains whose `column` is one of `keys`: stored rows, one query per chunk
+    /// of `stored` (the keys that can match a stored row) through that column's index, then
+    /// the rows created since the last commit that `index` lists under any of `keys`.
+    async fn domains_by<V>(
         &mut self,
-        keys: &[Q],
-        index: fn(&NewRows) -> &HashMap<Q, Vec<DomainKey>>,
-        seen: &HashSet<DomainKey>,
-    ) -> Result<Vec<domain::Model>, StoreError> {
-        let ids: Vec<DomainKey> = keys
+        column: domain::Column,
+        stored: &[V],
+        keys: &[V],
+        index: fn(&NewRows) -> &HashMap<V, Vec<DomainKey>>,
+        op: &'static str,
+    ) -> Result<Vec<domain::Model>, StoreError>
+    where
+        V: Into<sea_orm::Value> + Clone + Hash + Eq,
+    {
+        let mut rows = Vec::new();
+        for chunk in stored.chunks(PREFETCH_CHUNK) {
+            rows.extend(
+                domain::Entity::find()
+                    .filter(domain::Column::ChainId.eq(self.chain_id as i64))
+                    .filter(column.is_in(chunk.iter().cloned()))
+                    .all(&self.db)
+                    .await
+                    .map_err(StoreError::db(op))?,
+            );
+        }
+        let mut rows = self.newest_domains(rows);
+        let seen: HashSet<DomainKey> = rows.iter().map(|r| r.id.clone()).collect();
+        let fresh: Vec<DomainKey> = keys
             .iter()
             .flat_map(|k| [&self.new, &self.new_inflight].map(|n| index(n).get(k)))
             .flatten()
@@ -652,11 +671,12 @@ impl EntityStore {
             .filter(|id| !seen.contains(*id))
             .cloned()
             .collect();
-        self.current(ids).await
+        rows.extend(self.current(fresh).await?);
+        Ok(rows)
     }
 
-    /// Every domain of this chain whose leaf label is one of `label_hashes`: one query per
-    /// chunk through the `domains_label_hash` index, plus rows created since the last commit.
+    /// Every domain of this chain whose leaf label is one of `label_hashes`, through the
+    /// `domains_label_hash` index and the rows created since the last commit.
     pub async fn domains_with_labels(
         &mut self,
         label_hashes: &[RawHash],
@@ -667,25 +687,12 @@ impl EntityStore {
             .filter(|h| !self.new.labels.contains(*h) && !self.new_inflight.labels.contains(*h))
             .cloned()
             .collect();
-        let mut rows = Vec::new();
-        for chunk in stored.chunks(PREFETCH_CHUNK) {
-            rows.extend(
-                domain::Entity::find()
-                    .filter(domain::Column::ChainId.eq(self.chain_id as i64))
-                    .filter(domain::Column::LabelHash.is_in(chunk.iter().cloned()))
-                    .all(&self.db)
-                    .await
-                    .map_err(StoreError::db("domains by labels"))?,
-            );
-        }
-        let mut rows = self.newest_domains(rows);
-        let seen: HashSet<DomainKey> = rows.iter().map(|r| r.id.clone()).collect();
-        rows.extend(self.fresh_domains(label_hashes, |n| &n.by_label, &seen).await?);
-        Ok(rows)
+        let column = domain::Column::LabelHash;
+        self.domains_by(column, &stored, label_hashes, |n| &n.by_label, "domains by labels").await
     }
 
-    /// The children of `parents` (each by number and key): one query per chunk through the
-    /// children index, plus rows created since the last commit.
+    /// The children of `parents` (each by number and key), through the children index and
+    /// the rows created since the last commit.
     pub async fn children_of(
         &mut self,
         parents: &[(i64, DomainKey)],
@@ -698,21 +705,9 @@ impl EntityStore {
             })
             .map(|(seq, _)| *seq)
             .collect();
-        let parents: Vec<i64> = parents.iter().map(|(seq, _)| *seq).collect();
-        let mut rows = Vec::new();
-        for chunk in stored.chunks(PREFETCH_CHUNK) {
-            rows.extend(
-                domain::Entity::find()
-                    .filter(domain::Column::ParentSeq.is_in(chunk.iter().copied()))
-                    .all(&self.db)
-                    .await
-                    .map_err(StoreError::db("children of domains"))?,
-            );
-        }
-        let mut rows = self.newest_domains(rows);
-        let seen: HashSet<DomainKey> = rows.iter().map(|r| r.id.clone()).collect();
-        rows.extend(self.fresh_domains(&parents, |n| &n.children, &seen).await?);
-        Ok(rows)
+        let seqs: Vec<i64> = parents.iter().map(|(seq, _)| *seq).collect();
+        let column = domain::Column::ParentSeq;
+        self.domains_by(column, &stored, &seqs, |n| &n.children, "children of domains").await
     }
 
     /// [`EntityStore::reload_label`] for many labels, one query per chunk; returns the rows
