@@ -66,13 +66,15 @@ pub async fn ensure_label(
             Ok(lit.to_owned())
         }
         (None, lit) => {
+            let from_event = lit.is_some();
+            let lit = lit.or_else(|| well_known_label(hash));
+            // ENSIP-15 normalization is costly (it was 1% of a backfill's samples): once.
+            let normalized = lit.is_some_and(is_normalized_label);
             // Another chain may hold domains with this label that it could not name.
             // (Every chain knows the well-known labels: nothing to tell.)
-            if lit.is_some_and(is_normalized_label) {
+            if from_event && normalized {
                 store.log_heal(key.clone());
             }
-            let lit = lit.or_else(|| well_known_label(hash));
-            let normalized = lit.is_some_and(is_normalized_label);
             let interpreted = match lit {
                 Some(lit) if normalized => lit.to_owned(),
                 _ => encoded_label_hash(hash),
