@@ -10,7 +10,10 @@
 //! before each batch a chain applies what the other chains and label imports logged
 //! ([`apply_logged_heals`]), so a heal reaches every chain whatever the order they run in.
 
-use std::{collections::HashMap, sync::LazyLock};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::LazyLock,
+};
 
 use alloy::primitives::B256;
 use entities::{
@@ -91,7 +94,8 @@ pub async fn ensure_label(
 /// Applies the heal log past this chain's mark: every label another chain or an import made
 /// known is reloaded, and this chain's domains with it are renamed. Returns the labels that
 /// renamed something. The chain's own entries are skipped (it renamed its domains when it
-/// logged them), and labels no domain of this chain carries cost one batched lookup.
+/// logged them), and labels no domain of this chain carries cost only the batched lookup of
+/// the domains with any of them.
 ///
 /// Everything renamed stays dirty until the caller flushes; a caller bounded by a memory
 /// budget applies the log chunk by chunk ([`apply_logged_heal_chunk`]) and flushes between.
@@ -119,10 +123,11 @@ pub async fn apply_logged_heal_chunk(
         heals.iter().filter(|h| h.origin_chain != own).map(|h| h.label_hash.clone()).collect();
     foreign.sort_unstable();
     foreign.dedup();
-    let used = store.labels_in_use(&foreign).await?;
+    // This chain's domains with any of those labels; the other labels only go stale.
+    let carriers = store.domains_with_labels(&foreign).await?;
+    let used: HashSet<RawHash> = carriers.iter().map(|d| d.label_hash.clone()).collect();
     let (used, unused): (Vec<RawHash>, Vec<RawHash>) =
         foreign.into_iter().partition(|h| used.contains(h));
-    // A label none of this chain's domains carries: only its copies go stale.
     let mut stale = Vec::new();
     for hash in unused {
         if store.forget_label(&hash) {
@@ -130,18 +135,19 @@ pub async fn apply_logged_heal_chunk(
         }
     }
     store.reload_labels(&stale).await?;
-    let healed: Vec<RawHash> = store
+    let healed: HashSet<RawHash> = store
         .reload_labels(&used)
         .await?
         .into_iter()
         .filter(|l| l.normalized)
         .map(|l| l.label_hash)
         .collect();
-    cascade_many(store, &healed).await?;
+    let renamed = healed.len();
+    let first = carriers.into_iter().filter(|d| healed.contains(&d.label_hash)).collect();
+    cascade_from(store, first).await?;
     // Its label rows were pinned like a batch's (`EntityStore::prefetch`); the chain's next
     // batch pins its own.
     store.end_batch();
-    let renamed = healed.len();
     store.mark_heals_applied(last);
     Ok((renamed, heals.len() as u64 >= crate::store::heal_log::READ_CHUNK))
 }
@@ -160,8 +166,17 @@ async fn cascade_many(
     store: &mut EntityStore,
     label_hashes: &[RawHash],
 ) -> Result<usize, HandlerError> {
+    let labelled = store.domains_with_labels(label_hashes).await?;
+    cascade_from(store, labelled).await
+}
+
+/// [`cascade_many`] from the domains labelled with the healed labels, already read.
+async fn cascade_from(
+    store: &mut EntityStore,
+    labelled: Vec<domain::Model>,
+) -> Result<usize, HandlerError> {
     let mut level: Vec<(domain::Model, Option<String>)> =
-        store.domains_with_labels(label_hashes).await?.into_iter().map(|d| (d, None)).collect();
+        labelled.into_iter().map(|d| (d, None)).collect();
     let mut renamed = 0;
     while !level.is_empty() {
         let labels: Vec<RawHash> = level.iter().map(|(d, _)| d.label_hash.clone()).collect();

@@ -31,9 +31,7 @@ use entities::{
 // several times over (dirty, in flight, batch, cache), and SipHash was 6% of its profile.
 // foldhash is still seeded per process, so crafted keys cannot be aimed at one table layout.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use sea_orm::{
-    ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect,
-};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PrimaryKeyTrait, QueryFilter};
 
 use super::{
     StoreError,
@@ -463,58 +461,14 @@ impl EntityStore {
         }
     }
 
-    /// A label as the database holds it now, bypassing this store's copies: another writer
-    /// may have made it known since this store read it. A known label replaces the store's
-    /// copy.
-    pub async fn reload_label(
-        &mut self,
-        label_hash: &RawHash,
-    ) -> Result<Option<label::Model>, StoreError> {
-        let row = label::Entity::find_by_id(label_hash.clone())
-            .one(&self.db)
-            .await
-            .map_err(StoreError::db("reload label"))?;
-        if let Some(known) = row.as_ref().filter(|l| l.label.is_some()) {
-            self.put_label(known.clone(), false);
-        }
-        Ok(row)
-    }
-
     /// Drops this store's read copies of a label another writer made known, so the next read
     /// finds it in the database. Returns whether a copy that is not committed yet says it
-    /// is unknown: that one the caller must replace ([`EntityStore::reload_label`]).
+    /// is unknown: that one the caller must replace ([`EntityStore::reload_labels`]).
     pub fn forget_label(&mut self, label_hash: &RawHash) -> bool {
         self.labels.batch.remove(label_hash);
         self.labels.cache.invalidate(label_hash);
         let stale = |row: Option<&label::Model>| row.is_some_and(|l| l.label.is_none());
         stale(self.labels.dirty.get(label_hash)) || stale(self.labels.inflight.get(label_hash))
-    }
-
-    /// Which of `label_hashes` label at least one of this chain's domains: one query per
-    /// chunk through the `domains_label_hash` index, plus the domains created since the
-    /// last flush.
-    pub async fn labels_in_use(
-        &mut self,
-        label_hashes: &[RawHash],
-    ) -> Result<HashSet<RawHash>, StoreError> {
-        let mut used: HashSet<RawHash> = label_hashes
-            .iter()
-            .filter(|h| [&self.new, &self.new_inflight].iter().any(|n| n.by_label.contains_key(*h)))
-            .cloned()
-            .collect();
-        for chunk in label_hashes.chunks(PREFETCH_CHUNK) {
-            let found: Vec<RawHash> = domain::Entity::find()
-                .select_only()
-                .column(domain::Column::LabelHash)
-                .filter(domain::Column::ChainId.eq(self.chain_id as i64))
-                .filter(domain::Column::LabelHash.is_in(chunk.iter().cloned()))
-                .into_tuple()
-                .all(&self.db)
-                .await
-                .map_err(StoreError::db("labels in use"))?;
-            used.extend(found);
-        }
-        Ok(used)
     }
 
     /// The database this store writes to.
@@ -710,8 +664,9 @@ impl EntityStore {
         self.domains_by(column, &stored, &seqs, |n| &n.children, "children of domains").await
     }
 
-    /// [`EntityStore::reload_label`] for many labels, one query per chunk; returns the rows
-    /// found.
+    /// Labels as the database holds them now, bypassing this store's copies (another writer
+    /// may have made them known since this store read them), one query per chunk; known
+    /// labels replace the store's copies. Returns the rows found.
     pub async fn reload_labels(
         &mut self,
         label_hashes: &[RawHash],
