@@ -52,6 +52,14 @@ pub struct Drain {
     pub flush: bool,
 }
 
+/// How often a handler looks at the heal log between batches.
+pub const IDLE_HEAL_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Apply what the heal log holds for this chain now, between batches, and commit it.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), PipelineError>")]
+struct ApplyHeals;
+
 /// The handler actor of one chain.
 #[derive(Debug)]
 pub struct Handler {
@@ -67,6 +75,10 @@ pub struct Handler {
     expected_from: Option<u64>,
     /// Set after a failure (state may be half-applied) or a drain: refuse every batch.
     closed: bool,
+    /// An [`ApplyHeals`] is queued (at most one is).
+    heal_tick_queued: bool,
+    /// When the last batch arrived.
+    last_batch: Instant,
 }
 
 impl Handler {
@@ -91,6 +103,8 @@ impl Handler {
             progress,
             expected_from: None,
             closed: false,
+            heal_tick_queued: false,
+            last_batch: Instant::now(),
         }
     }
 }
@@ -100,6 +114,16 @@ impl Actor for Handler {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(self.mailbox_capacity);
+        // A chain at its head may see no batch for a long time (or none at all, when it has
+        // reached its end block); labels other chains learn must still reach its names.
+        ctx.run_interval(IDLE_HEAL_INTERVAL, |act, ctx| {
+            // Only when idle: a chain receiving batches applies the log with each of them.
+            let idle = act.last_batch.elapsed() >= IDLE_HEAL_INTERVAL;
+            if idle && act.carry.is_some() && !act.closed && !act.heal_tick_queued {
+                act.heal_tick_queued = true;
+                ctx.notify(ApplyHeals);
+            }
+        });
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
@@ -212,6 +236,57 @@ struct Carry {
     writing: Option<Writing>,
 }
 
+/// Applies the heal log's entries for this chain. A large import renames many domains: they
+/// are flushed chunk by chunk with the last applied block, within the budget. Returns the
+/// labels that renamed something.
+async fn apply_heals(
+    ctx: &IndexContext,
+    store: &mut EntityStore,
+    writing: &mut Option<Writing>,
+    unflushed: &mut Option<Checkpoint>,
+    flush_rows: usize,
+    progress: &ChainProgress,
+) -> Result<usize, PipelineError> {
+    let mut renamed = 0;
+    loop {
+        let (count, more) = crate::ens::labels::apply_logged_heal_chunk(store).await?;
+        renamed += count;
+        if !more {
+            return Ok(renamed);
+        }
+        if store.dirty_rows() >= flush_rows || store.dirty_bytes() >= store.flush_bytes() {
+            settle(store, writing.take(), progress).await?;
+            let committed = crate::store::writer::read_checkpoint(store.db(), ctx.chain_id).await?;
+            if let Some(checkpoint) = unflushed.take().or(committed) {
+                flush(store, &checkpoint, None, progress).await?;
+            }
+        }
+    }
+}
+
+/// Between batches: applies the heal log and commits what it changed (and the mark) with the
+/// applied block, so an idle chain's names heal within [`IDLE_HEAL_INTERVAL`].
+async fn apply_idle_heals(
+    ctx: &IndexContext,
+    carry: &mut Carry,
+    flush_rows: usize,
+    progress: &ChainProgress,
+) -> Result<(), PipelineError> {
+    let Carry { store, unflushed, writing, .. } = carry;
+    let renamed = apply_heals(ctx, store, writing, unflushed, flush_rows, progress).await?;
+    if renamed == 0 && !store.heal_mark_moved() {
+        return Ok(());
+    }
+    settle(store, writing.take(), progress).await?;
+    let committed = crate::store::writer::read_checkpoint(store.db(), ctx.chain_id).await?;
+    // A chain that has committed nothing has no names to heal; its mark is stored with its
+    // first flush.
+    if let Some(checkpoint) = unflushed.take().or(committed) {
+        flush(store, &checkpoint, None, progress).await?;
+    }
+    Ok(())
+}
+
 /// Applies a batch. When enough is dirty, the flush is written behind while the next batches
 /// are applied; a batch at the head or in a journal window is flushed and waited for, so the
 /// API sees it and a reorg can undo exactly it.
@@ -244,21 +319,8 @@ async fn apply(
         }
     }
     // Labels other chains and imports made known since the last batch: this chain's domains
-    // are renamed before its events read them (`ens::labels`). A large import renames many:
-    // they are flushed chunk by chunk with the last applied block, within the budget.
-    loop {
-        let (_, more) = crate::ens::labels::apply_logged_heal_chunk(store).await?;
-        if !more {
-            break;
-        }
-        if store.dirty_rows() >= flush_rows || store.dirty_bytes() >= store.flush_bytes() {
-            settle(store, writing.take(), progress).await?;
-            let committed = crate::store::writer::read_checkpoint(store.db(), ctx.chain_id).await?;
-            if let Some(checkpoint) = unflushed.take().or(committed) {
-                flush(store, &checkpoint, None, progress).await?;
-            }
-        }
-    }
+    // are renamed before its events read them (`ens::labels`).
+    apply_heals(ctx, store, writing, unflushed, flush_rows, progress).await?;
     // Every row the batch will read that is not in memory, in a few queries.
     store.prefetch(crate::ens::prefetch::keys(ctx, &batch.events)).await?;
     // Position of an event among those decoded from the same log.
@@ -319,6 +381,7 @@ impl actix::Handler<DecodedBatch> for Handler {
 
     fn handle(&mut self, batch: DecodedBatch, _: &mut Self::Context) -> Self::Result {
         self.gauge.dequeued(batch.sent_at);
+        self.last_batch = Instant::now();
         let refused = if self.closed {
             Some(PipelineError::Poisoned { actor: "handler" })
         } else if let Some(expected) = self.expected_from.filter(|e| *e != batch.from) {
@@ -350,6 +413,36 @@ impl actix::Handler<DecodedBatch> for Handler {
                     Err(err)
                 }
             }
+        })))
+    }
+}
+
+impl actix::Handler<ApplyHeals> for Handler {
+    type Result = AtomicResponse<Self, Result<(), PipelineError>>;
+
+    fn handle(&mut self, _: ApplyHeals, _: &mut Self::Context) -> Self::Result {
+        self.heal_tick_queued = false;
+        if self.closed {
+            return AtomicResponse::new(Box::pin(fut::ready(Ok(()))));
+        }
+        let Some(mut carry) = self.carry.take() else {
+            return AtomicResponse::new(Box::pin(fut::ready(Ok(()))));
+        };
+        let (ctx, flush_rows, progress) =
+            (self.ctx.clone(), self.flush_rows, self.progress.clone());
+        let fut = async move {
+            let result = apply_idle_heals(&ctx, &mut carry, flush_rows, &progress).await;
+            (carry, result)
+        };
+        AtomicResponse::new(Box::pin(fut.into_actor(self).map(|(carry, result), act, _| {
+            act.carry = Some(carry);
+            if let Err(err) = &result {
+                // The next batch sees the same failure and reports it through the pipeline;
+                // until then nothing more is written.
+                act.closed = true;
+                tracing::warn!(target: "indexer::handler", chain = act.ctx.chain_id, error = %err, "Applying logged heals failed");
+            }
+            result
         })))
     }
 }

@@ -461,6 +461,11 @@ impl EntityStore {
         }
     }
 
+    /// Whether the heal-log mark moved since the last flush stored it.
+    pub fn heal_mark_moved(&self) -> bool {
+        self.heal_mark_moved
+    }
+
     /// Drops this store's read copies of a label another writer made known, so the next read
     /// finds it in the database. Returns whether a copy that is not committed yet says it
     /// is unknown: that one the caller must replace ([`EntityStore::reload_labels`]).
