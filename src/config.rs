@@ -28,6 +28,11 @@ pub struct Config {
     /// Chains to index.
     #[serde(default)]
     pub chains: Vec<ChainConfig>,
+    /// Every bridge of the namespace, taken from all configured chains before
+    /// [`Config::retain_chains`] narrows them: a process indexing only the origin chain must
+    /// still know which of its names lead to another chain.
+    #[serde(skip)]
+    pub bridges: Vec<Bridge>,
 }
 
 /// `[database]`.
@@ -118,8 +123,74 @@ pub struct ChainConfig {
     /// Concurrent requests to the endpoint (header fetches).
     #[serde(default = "default_max_concurrent_requests")]
     pub max_concurrent_requests: usize,
+    /// The name this chain's registrar and controllers manage: `eth` on mainnet, `base.eth`
+    /// on Base, `linea.eth` on Linea. A registrar token id is a label under it.
+    #[serde(default = "default_managed_name")]
+    pub managed_name: String,
+    /// How this chain's names join the one canonical namegraph of the namespace.
+    #[serde(default)]
+    pub namegraph: NamegraphRole,
+    /// For `namegraph = "bridged"`: the origin name on another chain whose resolver links
+    /// this chain's names under `managed_name` into the namegraph.
+    #[serde(default)]
+    pub bridge: Option<BridgeConfig>,
+    /// Whether resolver events are read from every address on the chain (off on chains where
+    /// ENS keeps only a reverse registrar).
+    #[serde(default = "default_true")]
+    pub index_resolvers: bool,
     /// Contracts with roles.
     pub contracts: Vec<ContractConfig>,
+}
+
+fn default_managed_name() -> String {
+    "eth".to_owned()
+}
+fn default_true() -> bool {
+    true
+}
+
+/// How a chain's names join the canonical namegraph (see `ens::canonical`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NamegraphRole {
+    /// Its registry's root is the namegraph's root (Ethereum mainnet; every devnet).
+    #[default]
+    Root,
+    /// Its names under `managed_name` are canonical while the origin name on the origin chain
+    /// has the bridge's resolver ([`BridgeConfig`]); nothing else of it is.
+    Bridged,
+    /// Indexed, never canonical (3DNS's own tree, reverse-registrar-only chains).
+    Detached,
+}
+
+/// `[chains.bridge]`: where a bridged chain's names hang in the namegraph.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeConfig {
+    /// Chain of the origin name (1 for `base.eth` and `linea.eth`).
+    pub origin_chain: u64,
+    /// Registry of the origin chain that holds the origin name.
+    pub origin_registry: Address,
+    /// The L1 resolver that, set on the origin name, links the names: mainnet's
+    /// `BasenamesL1Resolver` for `base.eth`.
+    pub resolver: Address,
+}
+
+/// A bridge of the namespace: the bridged chain's side and the origin's, resolved from config.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bridge {
+    /// The bridged chain.
+    pub target_chain: u64,
+    /// Its registry.
+    pub target_registry: Address,
+    /// The bridged name, managed on the target chain and owned on the origin chain.
+    pub name: String,
+    /// The origin chain.
+    pub origin_chain: u64,
+    /// The origin chain's registry.
+    pub origin_registry: Address,
+    /// The linking resolver.
+    pub resolver: Address,
 }
 
 /// Shortest admin token accepted: long enough that guessing is hopeless.
@@ -159,6 +230,25 @@ pub struct ContractConfig {
     pub role: ContractRole,
     /// Where it is.
     pub address: Address,
+    /// Block it was deployed at: its logs are not asked for before it.
+    #[serde(default)]
+    pub start_block: Option<u64>,
+    /// Last block it emitted events we read (a retired controller): not asked for after it.
+    #[serde(default)]
+    pub end_block: Option<u64>,
+}
+
+impl ContractConfig {
+    /// A contract with `role` at `address`, live on every block.
+    pub fn new(role: ContractRole, address: Address) -> Self {
+        Self { role, address, start_block: None, end_block: None }
+    }
+
+    /// Whether it may emit logs in `[from, to]`.
+    pub fn live_within(&self, from: u64, to: u64) -> bool {
+        self.start_block.is_none_or(|start| start <= to)
+            && self.end_block.is_none_or(|end| end >= from)
+    }
 }
 
 impl ChainConfig {
@@ -240,7 +330,52 @@ impl Config {
             })?;
         config.apply_env(env.into_iter().collect())?;
         config.validate()?;
+        config.bridges = Self::bridges_of(&config.chains);
         Ok(config)
+    }
+
+    /// This configuration with `chains` instead of its own (and their bridges), checked.
+    pub fn with_chains(mut self, chains: Vec<ChainConfig>) -> Result<Self, ConfigError> {
+        self.chains = chains;
+        self.validate()?;
+        self.bridges = Self::bridges_of(&self.chains);
+        Ok(self)
+    }
+
+    fn bridges_of(chains: &[ChainConfig]) -> Vec<Bridge> {
+        chains
+            .iter()
+            .filter_map(|chain| {
+                let bridge = chain.bridge.as_ref()?;
+                Some(Bridge {
+                    target_chain: chain.id,
+                    target_registry: chain.contract(ContractRole::Registry)?,
+                    name: chain.managed_name.clone(),
+                    origin_chain: bridge.origin_chain,
+                    origin_registry: bridge.origin_registry,
+                    resolver: bridge.resolver,
+                })
+            })
+            .collect()
+    }
+
+    /// The configured chains without an RPC endpoint, each with the sentence that says how to
+    /// give it one. They are reported at startup and not indexed; the others run.
+    pub fn chains_without_rpc(&self) -> Vec<(u64, String)> {
+        self.chains
+            .iter()
+            .filter(|chain| chain.rpc_url.as_deref().is_none_or(str::is_empty))
+            .map(|chain| {
+                let id = chain.id;
+                (
+                    id,
+                    format!(
+                        "chain {id} ({}) has no RPC endpoint; set RPC_URL_{id}=<url> or rpc_url in its [[chains]] entry",
+                        chain.name
+                    ),
+                )
+            })
+            .collect()
     }
 
     fn apply_env(&mut self, env: HashMap<String, String>) -> Result<(), ConfigError> {
@@ -300,18 +435,46 @@ impl Config {
                     u32::MAX
                 )));
             }
-            if chain.rpc_url.as_deref().is_none_or(str::is_empty) {
-                return Err(ConfigError::Invalid(format!(
-                    "chain {id} ({}) has no RPC endpoint; set RPC_URL_{id}=<url> or rpc_url in its [[chains]] entry",
-                    chain.name
-                )));
-            }
-            let registries =
-                chain.contracts.iter().filter(|c| c.role == ContractRole::Registry).count();
-            if registries != 1 {
+            let count = |role| chain.contracts.iter().filter(|c| c.role == role).count();
+            let registries = count(ContractRole::Registry);
+            // A chain may hold only a reverse registrar (Arbitrum, Scroll); anything that
+            // names domains needs the registry their ids are built from.
+            let names_domains = chain.contracts.iter().any(|c| c.role.names_domains());
+            if registries > 1 || (registries == 0 && names_domains) {
                 return Err(ConfigError::Invalid(format!(
                     "chain {id} needs exactly one contract with role = \"registry\" (found {registries})"
                 )));
+            }
+            if chain.managed_name.is_empty()
+                || chain.managed_name.split('.').any(|label| label.is_empty())
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "chain {id}: managed_name {:?} is not a name like \"eth\" or \"base.eth\"",
+                    chain.managed_name
+                )));
+            }
+            match (chain.namegraph, &chain.bridge) {
+                (NamegraphRole::Bridged, None) => {
+                    return Err(ConfigError::Invalid(format!(
+                        "chain {id}: namegraph = \"bridged\" needs a [chains.bridge] table (origin_chain, origin_registry, resolver)"
+                    )));
+                }
+                (NamegraphRole::Bridged, Some(bridge)) if bridge.origin_chain == id => {
+                    return Err(ConfigError::Invalid(format!(
+                        "chain {id}: a bridge's origin_chain must be another chain"
+                    )));
+                }
+                (NamegraphRole::Bridged, Some(_)) if registries == 0 => {
+                    return Err(ConfigError::Invalid(format!(
+                        "chain {id}: a bridged chain needs its registry (role = \"registry\")"
+                    )));
+                }
+                (NamegraphRole::Root | NamegraphRole::Detached, Some(_)) => {
+                    return Err(ConfigError::Invalid(format!(
+                        "chain {id}: [chains.bridge] is only for namegraph = \"bridged\""
+                    )));
+                }
+                _ => {}
             }
             if chain.max_block_range == 0 {
                 return Err(ConfigError::Invalid(format!(
@@ -321,6 +484,16 @@ impl Config {
             if chain.max_concurrent_requests == 0 {
                 return Err(ConfigError::Invalid(format!(
                     "chain {id}: max_concurrent_requests must be at least 1"
+                )));
+            }
+            if let Some(c) = chain
+                .contracts
+                .iter()
+                .find(|c| matches!((c.start_block, c.end_block), (Some(s), Some(e)) if e < s))
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "chain {id}: contract {} has end_block before start_block",
+                    c.address
                 )));
             }
             if chain.end_block.is_some_and(|end| end < chain.start_block) {
@@ -373,10 +546,39 @@ mod tests {
     }
 
     #[test]
-    fn missing_rpc_says_how_to_fix_it() {
+    fn missing_rpc_is_reported_not_fatal() {
         let file = write(CHAIN);
-        let err = Config::load(Some(file.path()), []).unwrap_err().to_string();
-        assert!(err.contains("RPC_URL_31337"), "{err}");
+        let config = Config::load(Some(file.path()), []).unwrap();
+        let missing = config.chains_without_rpc();
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].0, 31337);
+        assert!(missing[0].1.contains("RPC_URL_31337"), "{}", missing[0].1);
+    }
+
+    #[test]
+    fn bridged_chains_need_a_bridge_and_bridges_survive_retain() {
+        let bridged = r#"
+            [[chains]]
+            id = 1
+            name = "mainnet"
+            contracts = [{ role = "registry", address = "0x00000000000c2e074ec69a0dfb2997ba6c7d2e1e" }]
+            [[chains]]
+            id = 8453
+            name = "base"
+            managed_name = "base.eth"
+            namegraph = "bridged"
+            contracts = [{ role = "registry", address = "0xb94704422c2a1e396835a571837aa5ae53285a95" }]
+        "#;
+        let err = Config::load(Some(write(bridged).path()), []).unwrap_err().to_string();
+        assert!(err.contains("[chains.bridge]"), "{err}");
+        let with_bridge = format!(
+            "{bridged}\n[chains.bridge]\norigin_chain = 1\norigin_registry = \"0x00000000000c2e074ec69a0dfb2997ba6c7d2e1e\"\nresolver = \"0xde9049636f4a1dfe0a64d1bfe3155c0a14c54f31\"\n"
+        );
+        let mut config = Config::load(Some(write(&with_bridge).path()), []).unwrap();
+        assert_eq!(config.bridges.len(), 1);
+        assert_eq!(config.bridges[0].name, "base.eth");
+        config.retain_chains(&[1]).unwrap();
+        assert_eq!(config.bridges.len(), 1, "the origin chain's process still knows the bridge");
     }
 
     #[test]
@@ -419,10 +621,13 @@ mod tests {
 
     #[test]
     fn shipped_configs_parse() {
-        for file in ["config/devnet.toml", "config/mainnet.toml"] {
+        for (file, chains) in
+            [("config/devnet.toml", 1), ("config/mainnet.toml", 6), ("config/sepolia.toml", 6)]
+        {
             let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
             let env = [("RPC_URL_1".to_owned(), "http://127.0.0.1:1".to_owned())];
-            Config::load(Some(&path), env).unwrap_or_else(|e| panic!("{file}: {e}"));
+            let config = Config::load(Some(&path), env).unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert_eq!(config.chains.len(), chains, "{file}");
         }
     }
 }

@@ -61,7 +61,8 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
                 d.registration_expiry,
                 d.created_block,
                 d.created_at,
-                d.seq
+                d.seq,
+                d.link
             ]),
         );
     }

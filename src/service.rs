@@ -105,6 +105,11 @@ impl Service {
         };
         if mode != Mode::Serve && !config.chains.is_empty() {
             defer_query_indexes(&db, config.indexer.defer_query_indexes).await?;
+            store::namespace::record(&db, &config.bridges, &config.chains).await?;
+        }
+        let without_rpc = config.chains_without_rpc();
+        for (_, reason) in &without_rpc {
+            tracing::error!(target: "ensemble", "Not indexed: {reason}");
         }
         let chains: Chains = if mode == Mode::Serve {
             Chains::new()
@@ -114,7 +119,8 @@ impl Service {
                 .iter()
                 .map(|chain| {
                     let supervisor =
-                        ChainSupervisor::new(chain.clone(), config.indexer.clone(), db.clone());
+                        ChainSupervisor::new(chain.clone(), config.indexer.clone(), db.clone())
+                            .with_bridges(config.bridges.clone());
                     (chain.id, supervisor.start())
                 })
                 .collect()
@@ -125,7 +131,13 @@ impl Service {
         let schema = (mode != Mode::Index).then(|| graphql::build_schema(db.clone()));
         let state = HttpState {
             db: db.clone(),
-            ready_chains: config.chains.iter().map(|c| c.id).collect(),
+            // A chain without an RPC endpoint is reported (its status says why), not waited for.
+            ready_chains: config
+                .chains
+                .iter()
+                .map(|c| c.id)
+                .filter(|id| !without_rpc.iter().any(|(missing, _)| missing == id))
+                .collect(),
             ready_requires_sync: config.http.ready_requires_sync,
         };
         let admin = Admin::new(config.http.admin_token.clone(), chains.clone());

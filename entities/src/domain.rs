@@ -65,7 +65,15 @@ pub struct Model {
     pub created_block: i64,
     /// Timestamp of that block.
     pub created_at: i64,
+    /// What decides whether the domain is canonical, fixed at creation: [`LINK_ROOT`] (always),
+    /// `+c` (below chain `c`'s bridged name on chain `c`: while the bridge is up), `-c` (below
+    /// it on the origin chain: while the bridge is down), `None` (never). See
+    /// [`crate::namegraph_bridge`].
+    pub link: Option<i64>,
 }
+
+/// The link of the namegraph root's tree: always canonical.
+pub const LINK_ROOT: i64 = 0;
 
 /// No declared relations: joins are explicit in the queries that need them.
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

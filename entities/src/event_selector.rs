@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 
 /// `(canonical signature, topic0 as lowercase 0x hex)`, in code order.
-pub const SELECTORS: [(&str, &str); 28] = [
+pub const SELECTORS: [(&str, &str); 30] = [
     (
         "NewOwner(bytes32,bytes32,address)",
         "0xce0457fe73731f824cc272376169235128c118b49d344817417c6d108d155e82",
@@ -121,6 +121,14 @@ pub const SELECTORS: [(&str, &str); 28] = [
     (
         "TextChanged(bytes32,string,string)",
         "0xd8c9334b1a9c2f9da342a0a2b32629c1a229b6445dad78947f674b44444a7550",
+    ),
+    (
+        "NameRegisteredWithRecord(uint256,address,uint256,address,uint64)",
+        "0xfd724d251af149ea2929b9061ddab2bb31e2d87778cc0acfa1d68add62e222e8",
+    ),
+    (
+        "NameForAddrChanged(address,string)",
+        "0x8af7a4c7007a33f680904f3b64733396b730fef22d79555dee29801ca2e479a9",
     ),
 ];
 

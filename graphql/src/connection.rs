@@ -101,6 +101,10 @@ pub enum DomainFilter {
     Nothing,
     /// The one domain with this id.
     Id(DomainKey),
+    /// Domains whose link is one of these (the canonical links, `crate::namegraph`).
+    Links(Vec<i64>),
+    /// Domains whose link is none of these (the non-canonical domains).
+    NotLinks(Vec<i64>),
     /// Top-level domains of one registry.
     TopLevel {
         /// The key of the registry's zero node: the lowest key of its domains.
@@ -167,6 +171,32 @@ impl DomainFilter {
             // `id IS NULL` never holds: the primary key is NOT NULL.
             Self::Nothing => Condition::all().add(domain::Column::Id.is_null()),
             Self::Id(id) => Condition::all().add(domain::Column::Id.eq(id.clone())),
+            Self::Links(links) => {
+                Condition::all().add(domain::Column::Link.is_in(links.iter().copied()))
+            }
+            Self::NotLinks(links) => Condition::any()
+                .add(domain::Column::Link.is_null())
+                .add(domain::Column::Link.is_not_in(links.iter().copied())),
+        }
+    }
+
+    /// The prefix of a `starts_with` search in this filter, if any.
+    fn prefix(&self) -> Option<&str> {
+        match self {
+            Self::NameStartsWith(prefix) => Some(prefix),
+            Self::And(a, b) => a.prefix().or_else(|| b.prefix()),
+            _ => None,
+        }
+    }
+
+    /// The same filter with its prefix search done by [`Self::NameStartsWithScan`].
+    fn scanning_prefix(&self) -> Self {
+        match self {
+            Self::NameStartsWith(prefix) => Self::NameStartsWithScan(prefix.clone()),
+            Self::And(a, b) => {
+                Self::And(Box::new(a.scanning_prefix()), Box::new(b.scanning_prefix()))
+            }
+            other => other.clone(),
         }
     }
 
@@ -435,14 +465,14 @@ impl DomainConnection {
         // the order's index and test each name (fast for a common prefix like "a": matches
         // come every few rows). Neither planner can tell which without statistics SQLite does
         // not keep, so a capped count of the slice decides.
-        let page_filter = match &filter {
-            DomainFilter::NameStartsWith(prefix)
+        let page_filter = match filter.prefix() {
+            Some(prefix)
                 if order.by != DomainsOrderBy::Name
                     && common_prefix(db, prefix, tuning.common_prefix_rows).await? =>
             {
-                DomainFilter::NameStartsWithScan(prefix.clone())
+                filter.scanning_prefix()
             }
-            other => other.clone(),
+            _ => filter.clone(),
         };
         let mut query = domain::Entity::find().filter(page_filter.condition(backend));
         let cursor = if backward { &paging.before } else { &paging.after };

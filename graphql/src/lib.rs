@@ -11,6 +11,7 @@ pub mod keyset;
 pub mod limits;
 pub mod loaders;
 pub mod name;
+pub mod namegraph;
 pub mod query;
 pub mod scalars;
 pub mod schema;

@@ -340,6 +340,7 @@ pub fn add_loaders<Q, M, S>(
         .data(loader::<_, (i64, i64)>(EventBlockLoader(db.clone())))
         .data(loader::<_, (i64, i64, i32)>(EventTransactionLoader(db.clone())))
         .data(loader::<_, (i64, i32)>(ContractLoader(db.clone())))
+        .data(loader::<_, ()>(crate::namegraph::NamegraphLoader(db.clone())))
         .data(loader::<_, (i64, i64)>(OpeningEventLoader(db)))
 }
 

@@ -205,9 +205,15 @@ impl Query {
                     .map_err(|err| coded(code::INVALID_ARGUMENT, err.to_string()))?;
                 domain::Entity::find_by_id(key)
             }
+            // The canonical domain of that name (one per name: a name's non-canonical
+            // copies are a bridged chain's shadow nodes or the origin chain's names below a
+            // bridged name).
             DomainIdInput::Name(InterpretedName(name)) => {
                 validate_name(&name)?;
-                domain::Entity::find().filter(domain::Column::Name.eq(name))
+                let links = crate::namegraph::namegraph(ctx).await?.links();
+                domain::Entity::find()
+                    .filter(domain::Column::Name.eq(name))
+                    .filter(domain::Column::Link.is_in(links))
             }
         };
         Ok(query.one(db).await.map_err(internal)?.map(DomainInterface::from))
@@ -228,6 +234,8 @@ impl Query {
         before: Option<String>,
     ) -> Result<DomainConnection, Error> {
         let filter = with_version(filter.name.into_filter()?, filter.version);
+        let canonical = DomainFilter::Links(crate::namegraph::namegraph(ctx).await?.links());
+        let filter = DomainFilter::And(Box::new(canonical), Box::new(filter));
         DomainConnection::load(ctx, filter, order, Paging { first, after, last, before }).await
     }
 
@@ -250,12 +258,14 @@ impl Query {
             .collect())
     }
 
-    /// The root registry: the registry of the lowest chain id that holds top-level domains
-    /// (Ethereum mainnet in the mainnet namespace). Null before anything is indexed.
+    /// The root registry: the registry of the lowest chain id whose top-level domains are
+    /// the namegraph's (Ethereum mainnet in the mainnet namespace; Base's and Linea's shadow
+    /// registries are not). Null before anything is indexed.
     async fn root(&self, ctx: &Context<'_>) -> Result<Option<Registry>, Error> {
         let db = ctx.data::<DatabaseConnection>()?;
         Ok(domain::Entity::find()
             .filter(domain::Column::ParentSeq.is_null())
+            .filter(domain::Column::Link.eq(entities::domain::LINK_ROOT))
             .order_by_asc(domain::Column::ChainId)
             .one(db)
             .await

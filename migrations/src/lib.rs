@@ -36,6 +36,7 @@ mod m20261201_000025_renewal_keys;
 mod m20261201_000026_resolver_record_keys;
 mod m20261201_000027_label_normalized;
 mod m20261201_000028_label_heal_log;
+mod m20261202_000029_namegraph_links;
 mod one_batch;
 
 /// Applies the migrations in order.
@@ -74,6 +75,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000026_resolver_record_keys::Migration),
             Box::new(m20261201_000027_label_normalized::Migration),
             Box::new(m20261201_000028_label_heal_log::Migration),
+            Box::new(m20261202_000029_namegraph_links::Migration),
         ]
     }
 }

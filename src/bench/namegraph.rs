@@ -178,6 +178,7 @@ impl Builder {
             registration_expiry: i64::MAX,
             created_block,
             created_at,
+            link: Some(domain::LINK_ROOT),
         };
         if registered {
             let expiry = created_at + self.rng.random_range(1..=5) * YEAR;

@@ -107,8 +107,10 @@ impl Actor for Fetcher {
 }
 
 impl FetchJob {
-    fn addresses(&self) -> Vec<Address> {
-        self.chain.contracts.iter().map(|c| c.address).collect()
+    /// The contracts that may emit logs in `[from, to]` (a retired controller is not asked
+    /// for after its end block).
+    fn addresses(&self, from: u64, to: u64) -> Vec<Address> {
+        self.chain.contracts.iter().filter(|c| c.live_within(from, to)).map(|c| c.address).collect()
     }
 
     /// Logs of `[from, to]`, both filters merged, in chain order.
@@ -117,10 +119,20 @@ impl FetchJob {
         from: u64,
         to: u64,
     ) -> Result<Vec<alloy::rpc::types::Log>, RpcError> {
-        let by_address = Filter::new().from_block(from).to_block(to).address(self.addresses());
-        let by_topic =
-            Filter::new().from_block(from).to_block(to).event_signature(resolver_topics());
-        let (a, b) = futures::try_join!(self.rpc.logs(&by_address), self.rpc.logs(&by_topic))?;
+        let addresses = self.addresses(from, to);
+        let by_address = (!addresses.is_empty())
+            .then(|| Filter::new().from_block(from).to_block(to).address(addresses));
+        // Resolver events come from any address, on the chains where ENS has resolvers.
+        let by_topic = self.chain.index_resolvers.then(|| {
+            Filter::new().from_block(from).to_block(to).event_signature(resolver_topics())
+        });
+        let logs = |filter: Option<Filter>| async move {
+            match filter {
+                Some(filter) => self.rpc.logs(&filter).await,
+                None => Ok(Vec::new()),
+            }
+        };
+        let (a, b) = futures::try_join!(logs(by_address), logs(by_topic))?;
         // A configured contract could also emit resolver topics: key by coordinates to dedupe.
         let mut merged = BTreeMap::new();
         for log in a.into_iter().chain(b) {

@@ -33,8 +33,8 @@ use super::{
     progress::ChainProgress,
 };
 use crate::{
-    config::{ChainConfig, IndexerConfig},
-    ens::{IndexContext, role::ContractRole},
+    config::{Bridge, ChainConfig, IndexerConfig},
+    ens::IndexContext,
     rpc::RpcClient,
     store::EntityStore,
 };
@@ -165,6 +165,8 @@ struct Pipeline {
 #[derive(Debug)]
 pub struct ChainSupervisor {
     chain: ChainConfig,
+    /// The namespace's bridges (`ens::canonical`).
+    bridges: Vec<Bridge>,
     indexer: IndexerConfig,
     db: DatabaseConnection,
     generation: u64,
@@ -187,6 +189,7 @@ impl ChainSupervisor {
     pub fn new(chain: ChainConfig, indexer: IndexerConfig, db: DatabaseConnection) -> Self {
         Self {
             chain,
+            bridges: Vec::new(),
             indexer,
             db,
             generation: 0,
@@ -204,6 +207,12 @@ impl ChainSupervisor {
         }
     }
 
+    /// The same supervisor in a namespace with `bridges` (canonicality across chains).
+    pub fn with_bridges(mut self, bridges: Vec<Bridge>) -> Self {
+        self.bridges = bridges;
+        self
+    }
+
     fn label(&self) -> String {
         self.chain.id.to_string()
     }
@@ -215,9 +224,15 @@ impl ChainSupervisor {
         self.phase = Phase::Starting;
         self.synced = false;
         let chain = &self.chain;
-        let registry =
-            chain.contract(ContractRole::Registry).expect("validated: one registry per chain");
-        let rpc_url = chain.rpc_url.as_deref().expect("validated: rpc url present");
+        let Some(rpc_url) = chain.rpc_url.as_deref().filter(|url| !url.is_empty()) else {
+            let reason = format!(
+                "no RPC endpoint; set RPC_URL_{id}=<url> or rpc_url in its [[chains]] entry",
+                id = chain.id
+            );
+            tracing::error!(target: "indexer::supervisor", chain = chain.id, "Chain not indexed: {reason}");
+            self.phase = Phase::Failed(reason);
+            return;
+        };
         let rpc = match RpcClient::with_timeout(rpc_url, chain.id, chain.request_timeout()) {
             Ok(rpc) => rpc,
             Err(err) => {
@@ -231,7 +246,7 @@ impl ChainSupervisor {
         let decoder_gauge = MailboxGauge::new(chain.id, "decoder", "fetcher", cap);
         let store = EntityStore::new(self.db.clone(), chain.id, self.indexer.cache_mb << 20);
         let handler = Handler::new(
-            IndexContext::new(chain.id, registry),
+            IndexContext::for_chain(chain, &self.bridges),
             store,
             self.indexer.flush_rows,
             cap,

@@ -17,6 +17,7 @@ sol! {
 
     interface IBaseRegistrar {
         function addController(address controller) external;
+        function register(uint256 id, address owner, uint256 duration) external returns (uint256);
         function ownerOf(uint256 tokenId) external view returns (address);
         function nameExpires(uint256 id) external view returns (uint256);
         function transferFrom(address from, address to, uint256 tokenId) external;

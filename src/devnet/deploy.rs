@@ -163,9 +163,65 @@ impl Deployment {
         })
     }
 
+    /// Registers `.eth` names through the controller, commit and reveal (waits out the
+    /// commitment age on the chain's clock), so the controller's events carry the labels.
+    pub async fn register_names(
+        &self,
+        driver: &mut Driver,
+        labels: &[&str],
+        owner: Address,
+    ) -> Result<u64, DevnetError> {
+        use super::contracts::IController;
+        let secret = |label: &str| keccak256(format!("secret {label}"));
+        for label in labels {
+            let commitment = driver
+                .read(
+                    self.controller,
+                    IController::makeCommitmentWithConfigCall {
+                        name: (*label).to_owned(),
+                        owner,
+                        secret: secret(label),
+                        resolver: Address::ZERO,
+                        addr: Address::ZERO,
+                    },
+                )
+                .await?;
+            driver
+                .call_tx(
+                    self.deployer,
+                    self.controller,
+                    IController::commitCall { commitment },
+                    "commit",
+                )
+                .await?;
+        }
+        driver.mine().await?;
+        driver.increase_time(MIN_COMMITMENT_AGE + 1).await?;
+        for label in labels {
+            let call = IController::registerWithConfigCall {
+                name: (*label).to_owned(),
+                owner,
+                duration: U256::from(365u64 * 86_400),
+                secret: secret(label),
+                resolver: Address::ZERO,
+                addr: Address::ZERO,
+            };
+            driver
+                .send(
+                    self.deployer,
+                    Some(self.controller),
+                    alloy::sol_types::SolCall::abi_encode(&call),
+                    U256::from(10u128.pow(18)),
+                    format!("register {label}"),
+                )
+                .await?;
+        }
+        driver.mine().await
+    }
+
     /// The chain configuration that indexes this deployment.
     pub fn chain_config(&self, chain_id: u64, rpc_url: &str) -> ChainConfig {
-        let contract = |role, address| ContractConfig { role, address };
+        let contract = ContractConfig::new;
         ChainConfig {
             id: chain_id,
             name: "devnet".into(),
@@ -178,6 +234,10 @@ impl Deployment {
             poll_interval_ms: 100,
             max_concurrent_requests: 8,
             request_timeout_ms: 30_000,
+            managed_name: "eth".into(),
+            namegraph: crate::config::NamegraphRole::Root,
+            bridge: None,
+            index_resolvers: true,
             contracts: vec![
                 contract(ContractRole::RegistryOld, self.registry_old),
                 contract(ContractRole::Registry, self.registry),

@@ -8,10 +8,13 @@
 //! - [`driver`] sends batches of transactions per block (automine off, `evm_mine`);
 //! - [`deploy`] deploys registry, old registry, base registrar, controller, resolvers and
 //!   reverse registrar;
+//! - [`bridged`] deploys a Basenames-like registry and registrar under a name (`base.eth`) on
+//!   a second anvil, the L2 side of a bridged namespace;
 //! - [`scenario`] registers and manipulates hundreds of names;
 //! - [`truth`] reads owner, resolver, records and expiry back from the chain.
 
 pub mod anvil;
+pub mod bridged;
 pub mod contracts;
 pub mod deploy;
 pub mod driver;

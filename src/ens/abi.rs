@@ -23,6 +23,17 @@ sol! {
         event Transfer(address indexed from, address indexed to, uint256 indexed tokenId);
     }
 
+    /// The Basenames base registrar's registration that also sets a resolver and TTL.
+    interface RecordRegistrar {
+        event NameRegisteredWithRecord(uint256 indexed id, address indexed owner, uint256 expires, address resolver, uint64 ttl);
+    }
+
+    /// ENSIP-19 reverse registrars: mainnet's standalone default reverse registrar and the L2
+    /// reverse registrars.
+    interface ReverseRegistrar {
+        event NameForAddrChanged(address indexed addr, string name);
+    }
+
     /// The 2020 `ETHRegistrarController` (mainnet "Legacy").
     interface LegacyController {
         event NameRegistered(string name, bytes32 indexed label, address indexed owner, uint256 cost, uint256 expires);

@@ -4,7 +4,7 @@ use alloy::primitives::U256;
 
 use super::{
     DecodedEvent, EnsEvent, HandlerError, IndexContext, base_registrar, controller, name_wrapper,
-    registry, resolver,
+    registry, resolver, reverse_registrar,
 };
 use crate::store::EntityStore;
 
@@ -30,6 +30,9 @@ pub async fn apply_event(
         }
         EnsEvent::NameRegistered { token_id, owner, expires } => {
             base_registrar::name_registered(ctx, store, meta, *token_id, *owner, *expires).await
+        }
+        EnsEvent::NameForAddrChanged { addr, name } => {
+            reverse_registrar::name_for_addr_changed(ctx, store, meta, *addr, name).await
         }
         EnsEvent::NameRenewed { token_id, expires } => {
             base_registrar::name_renewed(ctx, store, meta, *token_id, *expires).await

@@ -4,7 +4,10 @@
 use alloy::primitives::{Address, B256, U256};
 use entities::{domain::RawAddress, domain_key::DomainKey};
 
-use super::name::{self, domain_id};
+use super::{
+    canonical::Links,
+    name::{self, domain_id},
+};
 
 /// Seconds of grace after a `.eth` registration expires (90 days), during which only the
 /// previous owner may renew.
@@ -17,10 +20,17 @@ pub struct IndexContext {
     pub chain_id: u64,
     /// The current registry; every domain id uses it (old-registry nodes included).
     pub registry: Address,
-    /// The node the base registrar and controllers manage (`namehash("eth")`).
+    /// The node the base registrar and controllers manage (`namehash("eth")` on mainnet,
+    /// `namehash("base.eth")` on Base).
     pub registrar_node: B256,
     /// `namehash("addr.reverse")`: labels below it heal from the owner address.
     pub addr_reverse_node: B256,
+    /// Which link a new domain takes (canonicality across chains).
+    pub links: Links,
+    /// The middle label of the ENSIP-19 reverse names this chain's reverse registrar writes:
+    /// `default` on the namespace's root chain, else the chain's EVM coin type in hex
+    /// (`80002105` on Base).
+    pub reverse_label: String,
 }
 
 impl IndexContext {
@@ -31,6 +41,26 @@ impl IndexContext {
             registry,
             registrar_node: alloy::ens::namehash("eth"),
             addr_reverse_node: alloy::ens::namehash("addr.reverse"),
+            links: Links::root(chain_id),
+            reverse_label: "default".to_owned(),
+        }
+    }
+
+    /// Context for a configured chain in a namespace with `bridges`.
+    pub fn for_chain(
+        chain: &crate::config::ChainConfig,
+        bridges: &[crate::config::Bridge],
+    ) -> Self {
+        let registry =
+            chain.contract(crate::ens::role::ContractRole::Registry).unwrap_or(Address::ZERO);
+        Self {
+            registrar_node: alloy::ens::namehash(&chain.managed_name),
+            links: Links::new(chain.id, registry, chain.namegraph, &chain.managed_name, bridges),
+            reverse_label: match chain.namegraph {
+                crate::config::NamegraphRole::Root => "default".to_owned(),
+                _ => format!("{:x}", super::reverse_registrar::evm_coin_type(chain.id)),
+            },
+            ..Self::new(chain.id, registry)
         }
     }
 

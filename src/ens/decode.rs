@@ -8,8 +8,9 @@ use alloy::{
 
 use super::{
     abi::{
-        BaseRegistrar, LegacyController, LegacyTextResolver, NameWrapper, Registry, Resolver,
-        ShortController, UnwrappedController, WrappedController,
+        BaseRegistrar, LegacyController, LegacyTextResolver, NameWrapper, RecordRegistrar,
+        Registry, Resolver, ReverseRegistrar, ShortController, UnwrappedController,
+        WrappedController,
     },
     event::{EnsEvent, RegistrySource},
     role::ContractRole,
@@ -67,6 +68,7 @@ pub fn decode_log(
         Some(ContractRole::BaseRegistrar) => base_registrar(topic0, data)?,
         Some(ContractRole::Controller) => controller(topic0, data)?,
         Some(ContractRole::NameWrapper) => return name_wrapper(topic0, data),
+        Some(ContractRole::ReverseRegistrar) => reverse_registrar(topic0, data)?,
         None => resolver(topic0, data)?,
     };
     Ok(event.into_iter().collect())
@@ -104,6 +106,12 @@ fn base_registrar(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, Deco
             let e: BaseRegistrar::NameRegistered = decode(data)?;
             EnsEvent::NameRegistered { token_id: e.id, owner: e.owner, expires: e.expires }
         }
+        // Basenames: a registration that also sets the resolver and TTL, which the registry's
+        // own events of the same transaction record.
+        RecordRegistrar::NameRegisteredWithRecord::SIGNATURE_HASH => {
+            let e: RecordRegistrar::NameRegisteredWithRecord = decode(data)?;
+            EnsEvent::NameRegistered { token_id: e.id, owner: e.owner, expires: e.expires }
+        }
         BaseRegistrar::NameRenewed::SIGNATURE_HASH => {
             let e: BaseRegistrar::NameRenewed = decode(data)?;
             EnsEvent::NameRenewed { token_id: e.id, expires: e.expires }
@@ -114,6 +122,16 @@ fn base_registrar(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, Deco
         }
         _ => return Ok(None),
     }))
+}
+
+fn reverse_registrar(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, DecodeError> {
+    Ok(match topic0 {
+        ReverseRegistrar::NameForAddrChanged::SIGNATURE_HASH => {
+            let e: ReverseRegistrar::NameForAddrChanged = decode(data)?;
+            Some(EnsEvent::NameForAddrChanged { addr: e.addr, name: e.name })
+        }
+        _ => None,
+    })
 }
 
 fn controller(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, DecodeError> {

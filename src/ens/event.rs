@@ -94,6 +94,14 @@ pub enum EnsEvent {
         /// Expiry, seconds.
         expires: U256,
     },
+    /// ENSIP-19 reverse registrar `NameForAddrChanged`: `addr`'s primary name for the coin
+    /// type the registrar serves.
+    NameForAddrChanged {
+        /// The address.
+        addr: Address,
+        /// Its primary name (empty clears it).
+        name: String,
+    },
     /// Base registrar `NameRenewed`.
     NameRenewed {
         /// Token id (= labelhash).
@@ -249,6 +257,7 @@ impl EnsEvent {
             Self::NewTtl { .. } => "NewTTL",
             Self::NameRegistered { .. } => "NameRegistered",
             Self::NameRenewed { .. } => "NameRenewed",
+            Self::NameForAddrChanged { .. } => "NameForAddrChanged",
             Self::TokenTransfer { .. } => "TokenTransfer",
             Self::ControllerRegistered { .. } => "ControllerNameRegistered",
             Self::ControllerRenewed { .. } => "ControllerNameRenewed",

@@ -33,7 +33,8 @@ pub fn subject_node(ctx: &IndexContext, event: &EnsEvent) -> Option<B256> {
         | EnsEvent::ContenthashChanged { .. }
         | EnsEvent::NameChanged { .. }
         | EnsEvent::PubkeyChanged { .. }
-        | EnsEvent::VersionChanged { .. } => None,
+        | EnsEvent::VersionChanged { .. }
+        | EnsEvent::NameForAddrChanged { .. } => None,
     }
 }
 

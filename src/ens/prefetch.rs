@@ -51,6 +51,10 @@ pub fn keys(ctx: &IndexContext, events: &[DecodedEvent]) -> PrefetchKeys {
             | EnsEvent::VersionChanged { node: n, .. } => {
                 keys.records.push(resolver_record_id(ctx.chain_id, decoded.meta.address, *n));
             }
+            EnsEvent::NameForAddrChanged { addr, .. } => {
+                let n = super::reverse_registrar::reverse_node(&ctx.reverse_label, *addr);
+                keys.records.push(resolver_record_id(ctx.chain_id, decoded.meta.address, n));
+            }
         }
     }
     keys

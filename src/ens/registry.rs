@@ -56,6 +56,7 @@ pub async fn new_owner(
         .find(|l| labelhash(l) == label);
     let interpreted = ensure_label(store, label, reverse_label.as_deref()).await?;
     let (name, depth) = child_name(&interpreted, parent_row.as_ref());
+    let link = ctx.links.of_child(parent_row.as_ref().map(|p| (parent, p.link)));
     let seq = store.next_domain_seq(ctx.chain_id).await?;
     store.create_domain(domain::Model {
         id,
@@ -75,6 +76,7 @@ pub async fn new_owner(
         registration_expiry: i64::MAX,
         created_block: meta.block_number as i64,
         created_at: meta.timestamp as i64,
+        link,
     });
     Ok(())
 }

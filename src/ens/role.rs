@@ -17,6 +17,9 @@ pub enum ContractRole {
     Controller,
     /// The NameWrapper.
     NameWrapper,
+    /// A reverse registrar that emits `NameForAddrChanged` (mainnet's standalone default
+    /// reverse registrar, the ENSIP-19 L2 reverse registrars): primary names per coin type.
+    ReverseRegistrar,
 }
 
 impl ContractRole {
@@ -28,6 +31,12 @@ impl ContractRole {
             Self::BaseRegistrar => "base_registrar",
             Self::Controller => "controller",
             Self::NameWrapper => "name_wrapper",
+            Self::ReverseRegistrar => "reverse_registrar",
         }
+    }
+
+    /// Whether the contract's events name domains, whose ids need the chain's registry.
+    pub fn names_domains(self) -> bool {
+        !matches!(self, Self::ReverseRegistrar)
     }
 }

@@ -10,6 +10,7 @@
 //! - [`writer`] flushes a dirty set in ONE transaction together with the chain checkpoint, so
 //!   a crash leaves either all of a batch or none of it, and a restart resumes after the
 //!   checkpoint with nothing applied twice;
+//! - [`namespace`] records the namespace's bridges and reverse registrars for the API;
 //! - [`heal_log`] carries labels that became known to every chain's domains;
 //! - [`query_indexes`] sets the API's query indexes aside during a fresh database's first
 //!   backfill and builds them once when it catches up;
@@ -26,6 +27,7 @@ pub mod heal_log;
 pub mod in_flight;
 pub mod journal;
 pub mod memory_budget;
+pub mod namespace;
 pub mod query_indexes;
 pub mod row_size;
 pub mod tcp_nodelay;

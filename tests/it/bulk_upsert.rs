@@ -45,6 +45,7 @@ fn domain(node: u8, name: &str, parent: Option<u8>, owner: Option<u8>) -> domain
         registration_expiry: i64::MIN,
         created_block: 7,
         created_at: 1_700_000_000,
+        link: Some(0),
     }
 }
 

@@ -18,21 +18,7 @@ use ensemble::{
 
 use sea_orm::EntityTrait;
 
-use crate::support::{self, Backend, TestDb};
-
-/// Runtime of a contract that emits `LOG2(topic0, topic1, data)` from its calldata
-/// `topic0 ‖ topic1 ‖ data`, so the test can put arbitrary logs on chain at a configured
-/// address: CALLDATACOPY(0, 0, size); LOG2(64, size − 64, mload(0), mload(32)); STOP.
-const LOG2_EMITTER_RUNTIME: &str = "366000600037602051600051604036036040a200";
-
-fn emitter_code() -> Vec<u8> {
-    let runtime = hex::decode(LOG2_EMITTER_RUNTIME).unwrap();
-    // PUSH1 len, DUP1, PUSH1 11, PUSH1 0, CODECOPY, PUSH1 0, RETURN, then the runtime.
-    let mut init =
-        vec![0x60, runtime.len() as u8, 0x80, 0x60, 0x0b, 0x60, 0x00, 0x39, 0x60, 0x00, 0xf3];
-    init.extend(runtime);
-    init
-}
+use crate::support::{self, Backend, TestDb, emitter_code};
 
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
@@ -116,10 +102,7 @@ async fn malformed_logs_and_unknown_nodes_are_counted_logged_and_skipped() {
 
     let mut chain = d.chain_config(chain_id, &anvil.url);
     chain.contracts.retain(|c| c.role != ContractRole::RegistryOld);
-    chain.contracts.push(ensemble::config::ContractConfig {
-        role: ContractRole::RegistryOld,
-        address: emitter,
-    });
+    chain.contracts.push(ensemble::config::ContractConfig::new(ContractRole::RegistryOld, emitter));
     let db = TestDb::new(Backend::Sqlite).await;
     let service = Service::start(&support::config(&db.url, chain)).await.unwrap();
     support::wait_for_block(&service.db, chain_id, last).await;

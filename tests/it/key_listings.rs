@@ -42,6 +42,7 @@ fn domain(node: u8, seq: i64, registrations: i32) -> domain::Model {
         registration_expiry: 20,
         created_block: 1,
         created_at: 2,
+        link: Some(0),
     }
 }
 

@@ -19,6 +19,7 @@ mod indexing;
 mod key_listings;
 mod label_heal;
 mod metrics;
+mod multichain;
 mod ordering;
 mod query_indexes;
 mod reorg;

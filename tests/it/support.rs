@@ -102,11 +102,30 @@ pub async fn devnet(chain_id: u64, options: ScenarioOptions) -> (Anvil, Driver, 
 
 /// A config with `chain`, the database at `url` and an ephemeral HTTP port.
 pub fn config(url: &str, chain: ChainConfig) -> Config {
+    config_of(url, vec![chain])
+}
+
+/// A config with `chains` (and their bridges), the database at `url` and an ephemeral port.
+pub fn config_of(url: &str, chains: Vec<ChainConfig>) -> Config {
     let mut config =
         Config::load(None, [("DATABASE_URL".to_owned(), url.to_owned())]).expect("defaults load");
     config.http.listen = "127.0.0.1:0".parse().expect("socket address");
-    config.chains = vec![chain];
-    config
+    config.with_chains(chains).expect("valid chains")
+}
+
+/// Runtime of a contract that emits `LOG2(topic0, topic1, data)` from its calldata
+/// `topic0 ‖ topic1 ‖ data`, so a test can put arbitrary logs on chain at a configured
+/// address: CALLDATACOPY(0, 0, size); LOG2(64, size − 64, mload(0), mload(32)); STOP.
+const LOG2_EMITTER_RUNTIME: &str = "366000600037602051600051604036036040a200";
+
+/// Creation code of the LOG2 emitter.
+pub fn emitter_code() -> Vec<u8> {
+    let runtime = hex::decode(LOG2_EMITTER_RUNTIME).expect("hex");
+    // PUSH1 len, DUP1, PUSH1 11, PUSH1 0, CODECOPY, PUSH1 0, RETURN, then the runtime.
+    let mut init =
+        vec![0x60, runtime.len() as u8, 0x80, 0x60, 0x0b, 0x60, 0x00, 0x39, 0x60, 0x00, 0xf3];
+    init.extend(runtime);
+    init
 }
 
 /// Waits until `chain`'s checkpoint reaches `block`.

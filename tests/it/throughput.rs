@@ -104,8 +104,12 @@ async fn fast_path_slow_path_and_rpc_build_the_same_namegraph() {
         index(&corpus, Backend::Postgres, Source::Rpc, fast, 500).await;
 
     assert!(fast_dump.lines().count() > 6_000, "the dump holds the namegraph and the events");
-    assert!(fast_dump == slow_dump, "fast and slow paths differ");
-    assert!(fast_dump == rpc_dump, "local SQLite and JSON-RPC PostgreSQL runs differ");
+    assert!(fast_dump == slow_dump, "fast and slow paths differ: {}", first_difference(&fast_dump, &slow_dump));
+    assert!(
+        fast_dump == rpc_dump,
+        "local SQLite and JSON-RPC PostgreSQL runs differ: {}",
+        first_difference(&fast_dump, &rpc_dump)
+    );
     assert_eq!(fast_answers, slow_answers);
     assert_eq!(fast_answers, rpc_answers);
 }
@@ -145,7 +149,11 @@ async fn a_run_reads_an_endpoint_serving_its_corpus_and_refuses_another_chain() 
         index(&corpus, Backend::Sqlite, Source::Local, indexer.clone(), 200).await;
     let conn = ensemble::store::database::connect(&served.url).await.expect("connect");
     let served_dump = ensemble::dump::dump(&conn).await.expect("dump");
-    assert!(served_dump == local_dump, "the served run and the local run differ");
+    assert!(
+        served_dump == local_dump,
+        "the served run and the local run differ: {}",
+        first_difference(&served_dump, &local_dump)
+    );
 
     // The endpoint serves another corpus's chain: refused before anything is indexed.
     let wrong = TestDb::new(Backend::Sqlite).await;
@@ -154,4 +162,12 @@ async fn a_run_reads_an_endpoint_serving_its_corpus_and_refuses_another_chain() 
         .expect_err("another chain");
     assert!(err.to_string().contains("not this corpus's last block"), "{err}");
     server.stop().await;
+}
+
+/// The first line where two dumps differ.
+fn first_difference(a: &str, b: &str) -> String {
+    a.lines()
+        .zip(b.lines())
+        .find(|(x, y)| x != y)
+        .map_or_else(|| "one is a prefix of the other".to_owned(), |(x, y)| format!("\n{x}\n{y}"))
 }

@@ -70,6 +70,7 @@ fn domain(i: u32) -> domain::Model {
         registration_expiry: 1_700_000_000,
         created_block: 9_000_000,
         created_at: 1_600_000_000,
+        link: Some(0),
     }
 }
 

@@ -34,6 +34,11 @@ impl Account {
         Address(self.0.clone())
     }
 
+    /// Reverse resolution: the account's primary names (ENSIP-19).
+    async fn resolve(&self) -> super::primary_name::ReverseResolve {
+        super::primary_name::ReverseResolve { account: self.0.clone() }
+    }
+
     /// Domains this account effectively owns (by name unless `order` says otherwise).
     #[allow(clippy::too_many_arguments)]
     #[graphql(complexity = "crate::connection::page_complexity(first, last, child_complexity)")]
@@ -50,10 +55,20 @@ impl Account {
         let paging = Paging { first, after, last, before };
         let owned = DomainFilter::owner(&self.0);
         let filter = match filter {
-            // Every indexed ENSv1 domain is canonical: `canonical: false` matches nothing.
-            Some(AccountDomainsWhereInput { canonical: Some(false), .. }) => DomainFilter::Nothing,
-            Some(AccountDomainsWhereInput { name, version, .. }) => {
-                with_version(with_name(owned, name)?, version)
+            Some(AccountDomainsWhereInput { name, version, canonical }) => {
+                let filter = with_version(with_name(owned, name)?, version);
+                match canonical {
+                    None => filter,
+                    Some(canonical) => {
+                        let links = crate::namegraph::namegraph(ctx).await?.links();
+                        let by_link = if canonical {
+                            DomainFilter::Links(links)
+                        } else {
+                            DomainFilter::NotLinks(links)
+                        };
+                        DomainFilter::And(Box::new(filter), Box::new(by_link))
+                    }
+                }
             }
             None => owned,
         };

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
-    loaders::{DomainBySeqLoader, RegistrationLoader, load_row},
+    loaders::{DomainBySeqLoader, DomainLoader, RegistrationLoader, load_row},
     query::{SubdomainsWhereInput, with_name},
     scalars::{DomainId, Hex, InterpretedLabel, InterpretedName, Node},
 };
@@ -198,10 +198,12 @@ impl Domain {
         }
     }
 
-    /// Canonical name, depth, node and path. Every indexed ENSv1 domain hangs off its
-    /// chain's root, so this is never null here; it is nullable for Omnigraph clients.
-    async fn canonical(&self) -> Option<DomainCanonical> {
-        Some(DomainCanonical(self.0.clone()))
+    /// Canonical name, depth, node and path; null when the domain is not in the canonical
+    /// namegraph now (a bridged chain's shadow nodes, its names while its bridge is down, the
+    /// origin chain's names below a bridged name while it is up).
+    async fn canonical(&self, ctx: &Context<'_>) -> Result<Option<DomainCanonical>, Error> {
+        let graph = crate::namegraph::namegraph(ctx).await?;
+        Ok(graph.is_canonical(self.0.link).then(|| DomainCanonical(self.0.clone())))
     }
 
     /// namehash.
@@ -220,9 +222,18 @@ impl Domain {
         self.0.registry_owner.as_ref().map(|a| Account(a.to_string()))
     }
 
-    /// The parent domain (none for top-level domains).
+    /// The parent domain (none for top-level domains). Across a bridge that is up, the
+    /// parent of `alice.base.eth` on Base is mainnet's `base.eth`.
     async fn parent(&self, ctx: &Context<'_>) -> Result<Option<DomainInterface>, Error> {
-        Ok(parent_of(ctx, &self.0).await?.map(DomainInterface::from))
+        let Some(parent) = parent_of(ctx, &self.0).await? else { return Ok(None) };
+        let graph = crate::namegraph::namegraph(ctx).await?;
+        if let Some(bridge) = graph.up_into(&parent.id) {
+            let loader = ctx.data::<DataLoader<DomainLoader>>()?;
+            if let Some(origin) = load_row(loader, bridge.origin_domain.clone()).await? {
+                return Ok(Some(DomainInterface::from(origin)));
+            }
+        }
+        Ok(Some(DomainInterface::from(parent)))
     }
 
     /// The latest registration.
@@ -241,13 +252,16 @@ impl Domain {
         Ok(Registry { chain_id: self.0.chain_id, address: self.0.registry_hex(), node })
     }
 
-    /// The registry of this domain's subdomains (its virtual registry).
-    async fn subregistry(&self) -> Option<Registry> {
-        Some(Registry {
-            chain_id: self.0.chain_id,
-            address: self.0.registry_hex(),
-            node: Some(self.0.node_hex()),
-        })
+    /// The registry of this domain's subdomains: its virtual registry, or across a bridge
+    /// that is up the bridged chain's (mainnet `base.eth` → `8453-<Basenames registry>-<node>`).
+    async fn subregistry(&self, ctx: &Context<'_>) -> Result<Option<Registry>, Error> {
+        let graph = crate::namegraph::namegraph(ctx).await?;
+        let holder = graph.up_from(&self.0.id).map_or(&self.0.id, |b| &b.target_domain);
+        Ok(Some(Registry {
+            chain_id: i64::try_from(holder.chain_id()).unwrap_or(i64::MAX),
+            address: format!("0x{}", hex::encode(holder.registry())),
+            node: Some(holder.node_hex()),
+        }))
     }
 
     /// Registry, registrar and NameWrapper events about this domain, oldest first.
@@ -304,7 +318,22 @@ impl Domain {
         before: Option<String>,
     ) -> Result<DomainConnection, Error> {
         let paging = Paging { first, after, last, before };
-        let filter = with_name(DomainFilter::Parent(self.0.seq), filter.and_then(|f| f.name))?;
+        // Across a bridge that is up, the subdomains are the bridged chain's.
+        let graph = crate::namegraph::namegraph(ctx).await?;
+        let parent_seq = match graph.up_from(&self.0.id) {
+            Some(bridge) => {
+                let loader = ctx.data::<DataLoader<DomainLoader>>()?;
+                match load_row(loader, bridge.target_domain.clone()).await? {
+                    Some(target) => target.seq,
+                    None => {
+                        return DomainConnection::load(ctx, DomainFilter::Nothing, order, paging)
+                            .await;
+                    }
+                }
+            }
+            None => self.0.seq,
+        };
+        let filter = with_name(DomainFilter::Parent(parent_seq), filter.and_then(|f| f.name))?;
         DomainConnection::load(ctx, filter, order, paging).await
     }
 }

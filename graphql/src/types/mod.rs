@@ -5,6 +5,7 @@ mod domain;
 pub mod event;
 mod indexing_status;
 pub mod name_reference;
+pub mod primary_name;
 pub mod registration;
 mod registry;
 pub mod resolver;
