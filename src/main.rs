@@ -142,6 +142,15 @@ enum BenchCommand {
         #[arg(long, default_value_t = 1)]
         chain: u64,
     },
+    /// Time a bridge going up and down on a generated namegraph (`bench query --domains`
+    /// fills one): `eth` becomes the origin of a bridge, every name below it is relinked once
+    /// (timed: what a materialized flag pays per flip), then the flips and the queries in
+    /// each state are timed. Changes the database: use a copy.
+    Bridge {
+        /// The database with a generated namegraph.
+        #[arg(long)]
+        database_url: String,
+    },
     /// Write a mainnet-shaped corpus of ENS logs (real ABI encodings at the mainnet
     /// addresses), deterministic for a seed.
     Generate {
@@ -224,6 +233,28 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
                 println!(
                     "{what}: {} labels ({} learned) imported in {:.3} s; {} healed names of chain {chain}, {} domains renamed, applied and flushed in {:.3} s",
                     s.labels, s.learned, s.import_secs, s.applied, s.renamed, s.apply_secs
+                );
+            }
+            Ok(())
+        }
+        BenchCommand::Bridge { database_url } => {
+            let db = ensemble::store::database::connect(&database_url).await?;
+            let r = ensemble::bench::bridge::run(&db).await?;
+            let engine = if database_url.starts_with("postgres") { "postgres" } else { "sqlite" };
+            println!(
+                "{engine}: {} domains, {} below the origin; one-time relink of them {:.3} s",
+                r.domains, r.below, r.relink_secs
+            );
+            for (what, f) in [("up", &r.up), ("down", &r.down)] {
+                println!("bridge {what}: {:.4} s, {} rows written", f.secs, f.rows);
+            }
+            for p in &r.probes {
+                println!(
+                    "{}: listing + lookup p50 {:.2} ms, {} listed, sample name canonical: {}",
+                    p.state,
+                    p.p50.as_secs_f64() * 1e3,
+                    p.listed,
+                    p.found
                 );
             }
             Ok(())

@@ -9,8 +9,10 @@
 //! - [`run`] feeds a corpus through the indexer, from the file or through a local JSON-RPC
 //!   endpoint ([`rpc_server`]), and reports throughput, memory and bytes per event;
 //! - [`heal`] times label heals (one, then a label file in bulk) on an indexed database;
+//! - [`bridge`] times a bridge going up and down on a generated namegraph;
 //! - [`report`] formats results as `BENCHMARKS.md` rows and appends them.
 
+pub mod bridge;
 pub mod corpus;
 pub mod error;
 pub mod generate;
