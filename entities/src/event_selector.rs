@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 
 /// `(canonical signature, topic0 as lowercase 0x hex)`, in code order.
-pub const SELECTORS: [(&str, &str); 30] = [
+pub const SELECTORS: [(&str, &str); 32] = [
     (
         "NewOwner(bytes32,bytes32,address)",
         "0xce0457fe73731f824cc272376169235128c118b49d344817417c6d108d155e82",
@@ -129,6 +129,14 @@ pub const SELECTORS: [(&str, &str); 30] = [
     (
         "NameForAddrChanged(address,string)",
         "0x8af7a4c7007a33f680904f3b64733396b730fef22d79555dee29801ca2e479a9",
+    ),
+    (
+        "RegistrationCreated(bytes32,bytes32,bytes,address,uint32,uint64)",
+        "0xac19932838a19af39acc75fd6355e463271401ff78f74238d2f28fb264298956",
+    ),
+    (
+        "RegistrationExtended(bytes32,uint64,uint64)",
+        "0xb1cba991ee33b3ec72ce07bed0213bc60e033e33ea1f27a24211c3f14e853bcd",
     ),
 ];
 

@@ -28,6 +28,13 @@ sol! {
         event NameRegisteredWithRecord(uint256 indexed id, address indexed owner, uint256 expires, address resolver, uint64 ttl);
     }
 
+    /// The 3DNS token's registration events (its registry events have the registry's
+    /// signatures).
+    interface ThreeDnsToken {
+        event RegistrationCreated(bytes32 indexed node, bytes32 indexed tld, bytes fqdn, address registrant, uint32 controlBitmap, uint64 expiry);
+        event RegistrationExtended(bytes32 indexed node, uint64 indexed duration, uint64 indexed newExpiry);
+    }
+
     /// ENSIP-19 reverse registrars: mainnet's standalone default reverse registrar and the L2
     /// reverse registrars.
     interface ReverseRegistrar {

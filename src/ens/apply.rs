@@ -4,7 +4,7 @@ use alloy::primitives::U256;
 
 use super::{
     DecodedEvent, EnsEvent, HandlerError, IndexContext, base_registrar, controller, name_wrapper,
-    registry, resolver, reverse_registrar,
+    registry, resolver, reverse_registrar, three_dns,
 };
 use crate::store::EntityStore;
 
@@ -15,6 +15,7 @@ pub async fn apply_event(
     decoded: &DecodedEvent,
 ) -> Result<(), HandlerError> {
     let meta = &decoded.meta;
+    let ctx = ctx.for_event(&decoded.event);
     match &decoded.event {
         EnsEvent::NewOwner { source, parent, label, owner } => {
             registry::new_owner(ctx, store, meta, *source, *parent, *label, *owner).await
@@ -30,6 +31,13 @@ pub async fn apply_event(
         }
         EnsEvent::NameRegistered { token_id, owner, expires } => {
             base_registrar::name_registered(ctx, store, meta, *token_id, *owner, *expires).await
+        }
+        EnsEvent::ThreeDnsRegistered { node, fqdn, registrant, expiry } => {
+            three_dns::registration_created(ctx, store, meta, *node, fqdn, *registrant, *expiry)
+                .await
+        }
+        EnsEvent::ThreeDnsExtended { node, expiry } => {
+            three_dns::registration_extended(ctx, store, meta, *node, *expiry).await
         }
         EnsEvent::NameForAddrChanged { addr, name } => {
             reverse_registrar::name_for_addr_changed(ctx, store, meta, *addr, name).await

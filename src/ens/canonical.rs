@@ -40,6 +40,16 @@ impl Links {
         }
     }
 
+    /// A tree outside the namegraph (a 3DNS token's): no domain of it is canonical.
+    pub fn detached(chain_id: u64) -> Self {
+        Self {
+            chain_id,
+            role: NamegraphRole::Detached,
+            managed_node: B256::ZERO,
+            origins: HashMap::new(),
+        }
+    }
+
     /// The rules of `chain_id` (registry `registry`) in a namespace with `bridges`.
     pub fn new(
         chain_id: u64,

@@ -31,6 +31,9 @@ pub struct IndexContext {
     /// `default` on the namespace's root chain, else the chain's EVM coin type in hex
     /// (`80002105` on Base).
     pub reverse_label: String,
+    /// The context of the chain's 3DNS token, a registry of its own whose domains are
+    /// outside the namegraph; events it emits are applied in it ([`IndexContext::for_event`]).
+    pub three_dns: Option<Box<IndexContext>>,
 }
 
 impl IndexContext {
@@ -43,6 +46,7 @@ impl IndexContext {
             addr_reverse_node: alloy::ens::namehash("addr.reverse"),
             links: Links::root(chain_id),
             reverse_label: "default".to_owned(),
+            three_dns: None,
         }
     }
 
@@ -60,7 +64,28 @@ impl IndexContext {
                 crate::config::NamegraphRole::Root => "default".to_owned(),
                 _ => format!("{:x}", super::reverse_registrar::evm_coin_type(chain.id)),
             },
+            three_dns: chain.contract(crate::ens::role::ContractRole::ThreeDnsToken).map(|token| {
+                Box::new(Self { links: Links::detached(chain.id), ..Self::new(chain.id, token) })
+            }),
             ..Self::new(chain.id, registry)
+        }
+    }
+
+    /// The context `event` applies in: the 3DNS token's for its events, else this one.
+    pub fn for_event(&self, event: &super::EnsEvent) -> &Self {
+        use super::{EnsEvent as E, event::RegistrySource::ThreeDns};
+        let three_dns = matches!(
+            event,
+            E::NewOwner { source: ThreeDns, .. }
+                | E::RegistryTransfer { source: ThreeDns, .. }
+                | E::NewResolver { source: ThreeDns, .. }
+                | E::NewTtl { source: ThreeDns, .. }
+                | E::ThreeDnsRegistered { .. }
+                | E::ThreeDnsExtended { .. }
+        );
+        match &self.three_dns {
+            Some(token) if three_dns => token,
+            _ => self,
         }
     }
 

@@ -9,7 +9,7 @@ use alloy::{
 use super::{
     abi::{
         BaseRegistrar, LegacyController, LegacyTextResolver, NameWrapper, RecordRegistrar,
-        Registry, Resolver, ReverseRegistrar, ShortController, UnwrappedController,
+        Registry, Resolver, ReverseRegistrar, ShortController, ThreeDnsToken, UnwrappedController,
         WrappedController,
     },
     event::{EnsEvent, RegistrySource},
@@ -69,6 +69,7 @@ pub fn decode_log(
         Some(ContractRole::Controller) => controller(topic0, data)?,
         Some(ContractRole::NameWrapper) => return name_wrapper(topic0, data),
         Some(ContractRole::ReverseRegistrar) => reverse_registrar(topic0, data)?,
+        Some(ContractRole::ThreeDnsToken) => three_dns(topic0, data)?,
         None => resolver(topic0, data)?,
     };
     Ok(event.into_iter().collect())
@@ -122,6 +123,26 @@ fn base_registrar(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, Deco
         }
         _ => return Ok(None),
     }))
+}
+
+fn three_dns(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, DecodeError> {
+    Ok(match topic0 {
+        ThreeDnsToken::RegistrationCreated::SIGNATURE_HASH => {
+            let e: ThreeDnsToken::RegistrationCreated = decode(data)?;
+            Some(EnsEvent::ThreeDnsRegistered {
+                node: e.node,
+                fqdn: e.fqdn,
+                registrant: e.registrant,
+                expiry: e.expiry,
+            })
+        }
+        ThreeDnsToken::RegistrationExtended::SIGNATURE_HASH => {
+            let e: ThreeDnsToken::RegistrationExtended = decode(data)?;
+            Some(EnsEvent::ThreeDnsExtended { node: e.node, expiry: e.newExpiry })
+        }
+        // Its registry events: `NewOwner` and `Transfer(node, owner)`.
+        _ => registry(RegistrySource::ThreeDns, topic0, data)?,
+    })
 }
 
 fn reverse_registrar(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, DecodeError> {

@@ -42,6 +42,8 @@ pub enum RegistrySource {
     Current,
     /// The pre-2020 registry: its events are ignored for nodes already in the current one.
     Old,
+    /// A 3DNS token, a registry of its own (`IndexContext::three_dns`).
+    ThreeDns,
 }
 
 /// A decoded ENS event.
@@ -101,6 +103,24 @@ pub enum EnsEvent {
         addr: Address,
         /// Its primary name (empty clears it).
         name: String,
+    },
+    /// 3DNS `RegistrationCreated`: `node` registered to `registrant` until `expiry`.
+    ThreeDnsRegistered {
+        /// Node.
+        node: B256,
+        /// The DNS-encoded name (every label in plaintext).
+        fqdn: Bytes,
+        /// Registrant.
+        registrant: Address,
+        /// Expiry, seconds.
+        expiry: u64,
+    },
+    /// 3DNS `RegistrationExtended`.
+    ThreeDnsExtended {
+        /// Node.
+        node: B256,
+        /// New expiry, seconds.
+        expiry: u64,
     },
     /// Base registrar `NameRenewed`.
     NameRenewed {
@@ -258,6 +278,8 @@ impl EnsEvent {
             Self::NameRegistered { .. } => "NameRegistered",
             Self::NameRenewed { .. } => "NameRenewed",
             Self::NameForAddrChanged { .. } => "NameForAddrChanged",
+            Self::ThreeDnsRegistered { .. } => "RegistrationCreated",
+            Self::ThreeDnsExtended { .. } => "RegistrationExtended",
             Self::TokenTransfer { .. } => "TokenTransfer",
             Self::ControllerRegistered { .. } => "ControllerNameRegistered",
             Self::ControllerRenewed { .. } => "ControllerNameRenewed",

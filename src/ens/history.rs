@@ -20,7 +20,9 @@ pub fn subject_node(ctx: &IndexContext, event: &EnsEvent) -> Option<B256> {
         | EnsEvent::NameWrapped { node, .. }
         | EnsEvent::NameUnwrapped { node, .. }
         | EnsEvent::FusesSet { node, .. }
-        | EnsEvent::ExpiryExtended { node, .. } => Some(*node),
+        | EnsEvent::ExpiryExtended { node, .. }
+        | EnsEvent::ThreeDnsRegistered { node, .. }
+        | EnsEvent::ThreeDnsExtended { node, .. } => Some(*node),
         EnsEvent::NameRegistered { token_id, .. }
         | EnsEvent::NameRenewed { token_id, .. }
         | EnsEvent::TokenTransfer { token_id, .. } => Some(ctx.token_node(*token_id)),
@@ -78,7 +80,8 @@ pub fn history_rows(
             domain_seq: None,
         },
         log: meta.log.clone(),
-        subject: subject_node(ctx, &decoded.event).map(|node| ctx.domain_id(node)),
+        subject: subject_node(ctx, &decoded.event)
+            .map(|node| ctx.for_event(&decoded.event).domain_id(node)),
         subject_parent: subject_parent(&decoded.event).map(|parent| parent.0),
         address: meta.address.0.0,
         block: event_block::Model { chain_id, block_number, hash: meta.block_hash.to_vec() },

@@ -2,7 +2,7 @@
 //! labels work ([`name`], [`labels`]), and one handler per contract that turns an event into
 //! entity changes through the [`EntityStore`](crate::store::EntityStore):
 //! [`registry`], [`base_registrar`], [`controller`], [`resolver`], [`name_wrapper`],
-//! [`reverse_registrar`], with
+//! [`reverse_registrar`], [`three_dns`], with
 //! [`registration`] and [`token`] holding what the registrar and NameWrapper share.
 //! [`apply`] dispatches an event to its handler; [`prefetch`] lists the rows a batch will read;
 //! [`canonical`] decides which link (canonicality across chains) a new domain takes. Nothing
@@ -27,6 +27,7 @@ pub mod registry;
 pub mod resolver;
 pub mod reverse_registrar;
 pub mod role;
+pub mod three_dns;
 pub mod token;
 
 pub use apply::apply_event;

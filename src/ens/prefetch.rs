@@ -17,7 +17,8 @@ pub fn keys(ctx: &IndexContext, events: &[DecodedEvent]) -> PrefetchKeys {
     let mut keys = PrefetchKeys::default();
     let token = |id: &U256| ctx.token_node(*id);
     for decoded in events {
-        let mut node = |n: B256| keys.domains.push(ctx.domain_id(n));
+        let in_ctx = ctx.for_event(&decoded.event);
+        let mut node = |n: B256| keys.domains.push(in_ctx.domain_id(n));
         match &decoded.event {
             EnsEvent::NewOwner { parent, label, .. } => {
                 node(super::name::child_node(*parent, *label));
@@ -51,6 +52,15 @@ pub fn keys(ctx: &IndexContext, events: &[DecodedEvent]) -> PrefetchKeys {
             | EnsEvent::VersionChanged { node: n, .. } => {
                 keys.records.push(resolver_record_id(ctx.chain_id, decoded.meta.address, *n));
             }
+            EnsEvent::ThreeDnsRegistered { node: n, fqdn, .. } => {
+                node(*n);
+                for label in
+                    super::name::decode_dns_name(fqdn).unwrap_or_default().into_iter().flatten()
+                {
+                    keys.labels.push(RawHash::new(super::name::labelhash(&label).0));
+                }
+            }
+            EnsEvent::ThreeDnsExtended { node: n, .. } => node(*n),
             EnsEvent::NameForAddrChanged { addr, .. } => {
                 let n = super::reverse_registrar::reverse_node(&ctx.reverse_label, *addr);
                 keys.records.push(resolver_record_id(ctx.chain_id, decoded.meta.address, n));

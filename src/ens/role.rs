@@ -20,6 +20,10 @@ pub enum ContractRole {
     /// A reverse registrar that emits `NameForAddrChanged` (mainnet's standalone default
     /// reverse registrar, the ENSIP-19 L2 reverse registrars): primary names per coin type.
     ReverseRegistrar,
+    /// A 3DNS token (Optimism, Base): a registry of its own (its `NewOwner` and `Transfer`)
+    /// whose domains' ids name the token, with registrations (`RegistrationCreated`,
+    /// `RegistrationExtended`). Its names are not in the canonical namegraph.
+    ThreeDnsToken,
 }
 
 impl ContractRole {
@@ -32,11 +36,13 @@ impl ContractRole {
             Self::Controller => "controller",
             Self::NameWrapper => "name_wrapper",
             Self::ReverseRegistrar => "reverse_registrar",
+            Self::ThreeDnsToken => "three_dns_token",
         }
     }
 
-    /// Whether the contract's events name domains, whose ids need the chain's registry.
+    /// Whether the contract's events name domains whose ids need the chain's registry (a
+    /// 3DNS token is its own registry).
     pub fn names_domains(self) -> bool {
-        !matches!(self, Self::ReverseRegistrar)
+        !matches!(self, Self::ReverseRegistrar | Self::ThreeDnsToken)
     }
 }

@@ -10,8 +10,9 @@ use alloy::{
 use ensemble::{
     ens::{
         DecodedEvent, EventMeta, HandlerError, IndexContext,
-        abi::{BaseRegistrar, LegacyController, NameWrapper, Registry, Resolver},
+        abi::{BaseRegistrar, LegacyController, NameWrapper, Registry, Resolver, ThreeDnsToken},
         apply_event,
+        canonical::Links,
         decode::decode_log,
         name::{child_node, encoded_label_hash, labelhash},
         role::ContractRole,
@@ -37,6 +38,7 @@ const REGISTRAR: Address = Address::repeat_byte(0x22);
 const CONTROLLER: Address = Address::repeat_byte(0x33);
 const WRAPPER: Address = Address::repeat_byte(0x44);
 const RESOLVER: Address = Address::repeat_byte(0x55);
+const THREE_DNS: Address = Address::repeat_byte(0x3d);
 pub(crate) const ALICE: Address = Address::repeat_byte(0xa1);
 const BOB: Address = Address::repeat_byte(0xb0);
 const CAROL: Address = Address::repeat_byte(0xc0);
@@ -81,6 +83,7 @@ impl Bed {
             REGISTRAR => Some(ContractRole::BaseRegistrar),
             CONTROLLER => Some(ContractRole::Controller),
             WRAPPER => Some(ContractRole::NameWrapper),
+            THREE_DNS => Some(ContractRole::ThreeDnsToken),
             _ => None,
         };
         self.log_index += 1;
@@ -216,6 +219,83 @@ fn dns(name: &str) -> Bytes {
 /// A stored domain that is updated while no cache holds it is not new: a heal that renames
 /// it still finds its stored children. (The store used to guess newness from the cache, so an
 /// uncached stored domain looked new and its children were looked for in memory only.)
+#[actix_rt::test]
+async fn three_dns_tokens_are_registries_of_their_own_outside_the_namegraph() {
+    let mut bed = Bed::new().await;
+    let chain = bed.ctx.chain_id;
+    bed.ctx.three_dns = Some(Box::new(IndexContext {
+        links: Links::detached(chain),
+        ..IndexContext::new(chain, THREE_DNS)
+    }));
+    let new_owner = |parent: &str, label: &str, owner: Address| {
+        Registry::NewOwner { node: namehash(parent), label: keccak256(label), owner }
+            .encode_log_data()
+    };
+    bed.ok(
+        THREE_DNS,
+        Registry::NewOwner { node: B256::ZERO, label: keccak256("xyz"), owner: THREE_DNS }
+            .encode_log_data(),
+    )
+    .await;
+    bed.ok(THREE_DNS, new_owner("xyz", "example", ALICE)).await;
+    let node = namehash("example.xyz");
+    bed.ok(
+        THREE_DNS,
+        ThreeDnsToken::RegistrationCreated {
+            node,
+            tld: namehash("xyz"),
+            fqdn: dns("example.xyz"),
+            registrant: ALICE,
+            controlBitmap: 0,
+            expiry: 2_000_000,
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(
+        THREE_DNS,
+        ThreeDnsToken::RegistrationExtended { node, duration: 1_000_000, newExpiry: 3_000_000 }
+            .encode_log_data(),
+    )
+    .await;
+    bed.ok(THREE_DNS, Registry::Transfer { node, owner: BOB }.encode_log_data()).await;
+    bed.flush().await;
+
+    // Keyed by the token, named from the registration's plaintext, never canonical.
+    let id = ensemble::ens::name::domain_id(chain, THREE_DNS, node);
+    let row = domain::Entity::find_by_id(id).one(&bed.conn).await.unwrap().expect("3DNS domain");
+    assert_eq!(row.name, "example.xyz");
+    assert_eq!(row.owner, raw(BOB));
+    assert_eq!(row.link, None);
+    assert_eq!(row.registration_expiry, 3_000_000);
+    let reg = registration::Entity::find_by_id(row.registration_id().unwrap())
+        .one(&bed.conn)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(reg.kind, "ThreeDNS");
+    assert_eq!(reg.registrant.as_deref(), Some(format!("{ALICE:#x}").as_str()));
+    assert_eq!((reg.expiry, reg.renewal_count), (Some(3_000_000), 1));
+    // Nothing landed in the chain's own registry.
+    assert!(bed.store.domain(&bed.ctx.domain_id(node)).await.unwrap().is_none());
+    // A registration for a node the token never created is a skippable error, not a panic.
+    let unknown = bed
+        .emit(
+            THREE_DNS,
+            ThreeDnsToken::RegistrationExtended {
+                node: namehash("nobody.xyz"),
+                duration: 1,
+                newExpiry: 1,
+            }
+            .encode_log_data(),
+        )
+        .await;
+    assert!(
+        unknown.is_err_and(|e| matches!(e, HandlerError::UnknownNode { .. }) && !e.is_fatal()),
+        "unknown 3DNS node"
+    );
+}
+
 #[actix_rt::test]
 async fn heal_reaches_the_stored_children_of_an_uncached_domain_updated_first() {
     let mut bed = Bed::with_budget(0).await;

@@ -374,3 +374,37 @@ fn first_difference(a: &str, b: &str) -> String {
         .find(|(x, y)| x != y)
         .map_or_else(|| "one is a prefix of the other".to_owned(), |(x, y)| format!("{x}\n{y}"))
 }
+
+#[actix_rt::test]
+async fn a_chain_without_an_rpc_endpoint_is_reported_and_the_others_run() {
+    let l1 = Anvil::spawn(31_495).await.unwrap();
+    let mut driver = Driver::new(l1.provider()).await.unwrap();
+    let d1 = Deployment::deploy(&mut driver).await.unwrap();
+    let last = driver.mine().await.unwrap();
+    let mut absent = d1.chain_config(31_496, "");
+    absent.rpc_url = None;
+    absent.name = "absent".into();
+    let db = TestDb::new(Backend::Sqlite).await;
+    let config = support::config_of(&db.url, vec![d1.chain_config(31_495, &l1.url), absent]);
+    assert_eq!(config.chains_without_rpc().len(), 1);
+    let service = Service::start(&config).await.unwrap();
+    support::wait_for_block(&service.db, 31_495, last).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        let data = query(&service.db, "{ indexingStatus { chainId phase error } }").await;
+        let row = data["indexingStatus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["chainId"] == 31_496)
+            .cloned();
+        if let Some(row) = row {
+            break row;
+        }
+        assert!(Instant::now() < deadline, "no status for the chain without an endpoint");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(status["phase"], "failed", "{status}");
+    assert!(status["error"].as_str().unwrap().contains("RPC_URL_31496"), "{status}");
+    service.shutdown(Duration::from_secs(30)).await;
+}

@@ -104,7 +104,11 @@ async fn fast_path_slow_path_and_rpc_build_the_same_namegraph() {
         index(&corpus, Backend::Postgres, Source::Rpc, fast, 500).await;
 
     assert!(fast_dump.lines().count() > 6_000, "the dump holds the namegraph and the events");
-    assert!(fast_dump == slow_dump, "fast and slow paths differ: {}", first_difference(&fast_dump, &slow_dump));
+    assert!(
+        fast_dump == slow_dump,
+        "fast and slow paths differ: {}",
+        first_difference(&fast_dump, &slow_dump)
+    );
     assert!(
         fast_dump == rpc_dump,
         "local SQLite and JSON-RPC PostgreSQL runs differ: {}",

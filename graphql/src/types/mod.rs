@@ -17,7 +17,7 @@ pub use indexing_status::IndexingStatus;
 pub use name_reference::NameReference;
 pub use registration::{
     BaseRegistrarRegistration, NameWrapperRegistration, Registration, Renewal,
-    WrappedBaseRegistrarRegistration,
+    ThreeDNSRegistration, WrappedBaseRegistrarRegistration,
 };
 pub use registry::Registry;
 pub use resolver::{

@@ -1,6 +1,7 @@
-//! `Registration`: the interface over the two ENSv1 registrars, `BaseRegistrarRegistration`
-//! (`.eth` second-level names, with a grace period) and `NameWrapperRegistration` (anything
-//! wrapped outside `.eth` 2LDs, with fuses), plus `Renewal` and their connections.
+//! `Registration`: the interface over the ENSv1 registrars, `BaseRegistrarRegistration`
+//! (`.eth` second-level names, with a grace period), `NameWrapperRegistration` (anything
+//! wrapped outside `.eth` 2LDs, with fuses) and `ThreeDNSRegistration` (3DNS tokens on
+//! Optimism and Base), plus `Renewal` and their connections.
 
 use alloy::primitives::U256;
 use async_graphql::{Context, Error, Interface, Object, SimpleObject, dataloader::DataLoader};
@@ -22,6 +23,8 @@ use crate::{
 
 /// `kind` of base registrar registrations in the `registrations` table.
 pub const BASE_REGISTRAR: &str = "BaseRegistrar";
+/// `kind` of 3DNS registrations.
+pub const THREE_DNS: &str = "ThreeDNS";
 
 fn now() -> i64 {
     std::time::SystemTime::now()
@@ -58,15 +61,17 @@ pub enum Registration {
     BaseRegistrar(BaseRegistrarRegistration),
     /// Wrapped names outside `.eth` second-level names.
     NameWrapper(NameWrapperRegistration),
+    /// 3DNS names.
+    ThreeDns(ThreeDNSRegistration),
 }
 
 impl Registration {
     /// The typed registration of a row.
     pub fn from_model(row: registration::Model) -> Self {
-        if row.kind == BASE_REGISTRAR {
-            Self::BaseRegistrar(BaseRegistrarRegistration(row))
-        } else {
-            Self::NameWrapper(NameWrapperRegistration(row))
+        match row.kind.as_str() {
+            BASE_REGISTRAR => Self::BaseRegistrar(BaseRegistrarRegistration(row)),
+            THREE_DNS => Self::ThreeDns(ThreeDNSRegistration(row)),
+            _ => Self::NameWrapper(NameWrapperRegistration(row)),
         }
     }
 }
@@ -78,6 +83,10 @@ pub struct BaseRegistrarRegistration(pub registration::Model);
 /// A NameWrapper registration.
 #[derive(Clone, Debug)]
 pub struct NameWrapperRegistration(pub registration::Model);
+
+/// A 3DNS registration (GraphQL `ThreeDNSRegistration`).
+#[derive(Clone, Debug)]
+pub struct ThreeDNSRegistration(pub registration::Model);
 
 /// A base registrar name while it is wrapped by the NameWrapper.
 #[derive(Clone, Debug, SimpleObject)]
@@ -273,6 +282,13 @@ registration_object!(NameWrapperRegistration {
     }
 
     /// The ERC-1155 token id (the node).
+    async fn token_id(&self) -> BigInt {
+        decimal(self.0.domain_id().node())
+    }
+});
+
+registration_object!(ThreeDNSRegistration {
+    /// The 3DNS token id (the node).
     async fn token_id(&self) -> BigInt {
         decimal(self.0.domain_id().node())
     }
