@@ -52,9 +52,32 @@ pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction,
 }
 
 /// Opens `url` and applies pending migrations.
+///
+/// On SQLite the migrator runs no transaction, so each of a migration's statements would go to
+/// whichever pooled connection is free; it runs on a pool of one connection of its own
+/// instead, so every statement sees the schema the previous one left (a fresh database's
+/// migrations failed now and then with "index domains_node already exists" under a loaded
+/// test suite).
 pub async fn connect(url: &str) -> Result<DatabaseConnection, StoreError> {
     let db = connect_without_migrating(url).await?;
-    Migrator::up(&db, None).await.map_err(StoreError::db("migrate"))?;
+    if db.get_database_backend() == sea_orm::DatabaseBackend::Sqlite {
+        let options = (*db.get_sqlite_connection_pool().connect_options()).clone();
+        let pool = sea_orm::sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(options)
+            .await
+            .map_err(|e| {
+                StoreError::db("connect")(sea_orm::DbErr::Conn(sea_orm::RuntimeErr::SqlxError(
+                    e.into(),
+                )))
+            })?;
+        let migrator = sea_orm::SqlxSqliteConnector::from_sqlx_sqlite_pool(pool);
+        Migrator::up(&migrator, None).await.map_err(StoreError::db("migrate"))?;
+        migrator.close().await.map_err(StoreError::db("migrate"))?;
+    } else {
+        Migrator::up(&db, None).await.map_err(StoreError::db("migrate"))?;
+    }
     Ok(db)
 }
 
