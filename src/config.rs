@@ -252,6 +252,29 @@ impl ContractConfig {
 }
 
 impl ChainConfig {
+    /// A chain on a local node (a devnet's anvil): every block at once, short polls, the
+    /// root of its namegraph until told otherwise.
+    pub fn local(id: u64, name: &str, rpc_url: &str, contracts: Vec<ContractConfig>) -> Self {
+        Self {
+            id,
+            name: name.to_owned(),
+            rpc_url: Some(rpc_url.to_owned()),
+            start_block: 0,
+            end_block: None,
+            confirmations: 0,
+            finality_depth: DEFAULT_FINALITY_DEPTH,
+            max_block_range: 50,
+            poll_interval_ms: 100,
+            max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
+            request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
+            managed_name: default_managed_name(),
+            namegraph: NamegraphRole::Root,
+            bridge: None,
+            index_resolvers: true,
+            contracts,
+        }
+    }
+
     /// Head polling interval.
     pub fn poll_interval(&self) -> Duration {
         Duration::from_millis(self.poll_interval_ms)

@@ -113,22 +113,10 @@ impl BridgedDeployment {
         ];
         contracts.extend(extra);
         ChainConfig {
-            id: chain_id,
-            name: format!("bridged {}", self.name),
-            rpc_url: Some(rpc_url.to_owned()),
-            start_block: 0,
-            end_block: None,
-            confirmations: 0,
-            finality_depth: 64,
-            max_block_range: 50,
-            poll_interval_ms: 100,
-            max_concurrent_requests: 8,
-            request_timeout_ms: 30_000,
             managed_name: self.name.clone(),
             namegraph: NamegraphRole::Bridged,
             bridge: Some(bridge),
-            index_resolvers: true,
-            contracts,
+            ..ChainConfig::local(chain_id, &format!("bridged {}", self.name), rpc_url, contracts)
         }
     }
 }

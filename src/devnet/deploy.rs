@@ -222,28 +222,12 @@ impl Deployment {
     /// The chain configuration that indexes this deployment.
     pub fn chain_config(&self, chain_id: u64, rpc_url: &str) -> ChainConfig {
         let contract = ContractConfig::new;
-        ChainConfig {
-            id: chain_id,
-            name: "devnet".into(),
-            rpc_url: Some(rpc_url.to_owned()),
-            start_block: 0,
-            end_block: None,
-            confirmations: 0,
-            finality_depth: 64,
-            max_block_range: 50,
-            poll_interval_ms: 100,
-            max_concurrent_requests: 8,
-            request_timeout_ms: 30_000,
-            managed_name: "eth".into(),
-            namegraph: crate::config::NamegraphRole::Root,
-            bridge: None,
-            index_resolvers: true,
-            contracts: vec![
-                contract(ContractRole::RegistryOld, self.registry_old),
-                contract(ContractRole::Registry, self.registry),
-                contract(ContractRole::BaseRegistrar, self.base_registrar),
-                contract(ContractRole::Controller, self.controller),
-            ],
-        }
+        let contracts = vec![
+            contract(ContractRole::RegistryOld, self.registry_old),
+            contract(ContractRole::Registry, self.registry),
+            contract(ContractRole::BaseRegistrar, self.base_registrar),
+            contract(ContractRole::Controller, self.controller),
+        ];
+        ChainConfig::local(chain_id, "devnet", rpc_url, contracts)
     }
 }

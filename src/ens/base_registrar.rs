@@ -52,15 +52,8 @@ pub async fn name_renewed(
     token_id: U256,
     expires: U256,
 ) -> Result<(), HandlerError> {
-    let node = ctx.token_node(token_id);
-    let id = ctx.domain_id(node);
-    let Some(domain) = store.domain(&id).await? else {
-        return Err(HandlerError::unknown("domain", hex_b256(node)));
-    };
-    let Some(reg) = registration::latest(store, &domain).await? else {
-        return Err(HandlerError::unknown("registration", id.to_string()));
-    };
-    registration::renew(store, reg, clamp_u256(expires), meta).await
+    let id = ctx.domain_id(ctx.token_node(token_id));
+    registration::renew_latest(store, &id, clamp_u256(expires), meta).await
 }
 
 /// ERC-721 `Transfer(from, to, tokenId)`.

@@ -82,6 +82,22 @@ pub async fn latest(
     }
 }
 
+/// Renews the latest registration of the domain `id` to `expiry`.
+pub async fn renew_latest(
+    store: &mut EntityStore,
+    id: &entities::domain_key::DomainKey,
+    expiry: i64,
+    meta: &EventMeta,
+) -> Result<(), HandlerError> {
+    let Some(domain) = store.domain(id).await? else {
+        return Err(HandlerError::unknown("domain", id.node_hex()));
+    };
+    let Some(reg) = latest(store, &domain).await? else {
+        return Err(HandlerError::unknown("registration", id.to_string()));
+    };
+    renew(store, reg, expiry, meta).await
+}
+
 /// Appends a renewal to `reg` that moves its expiry to `expiry`.
 pub async fn renew(
     store: &mut EntityStore,

@@ -58,12 +58,6 @@ pub async fn registration_extended(
     node: B256,
     expiry: u64,
 ) -> Result<(), HandlerError> {
-    let id = ctx.domain_id(node);
-    let Some(domain) = store.domain(&id).await? else {
-        return Err(HandlerError::unknown("domain", hex_b256(node)));
-    };
-    let Some(reg) = registration::latest(store, &domain).await? else {
-        return Err(HandlerError::unknown("registration", id.to_string()));
-    };
-    registration::renew(store, reg, i64::try_from(expiry).unwrap_or(i64::MAX), meta).await
+    let expiry = i64::try_from(expiry).unwrap_or(i64::MAX);
+    registration::renew_latest(store, &ctx.domain_id(node), expiry, meta).await
 }
