@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 
 /// `(canonical signature, topic0 as lowercase 0x hex)`, in code order.
-pub const SELECTORS: [(&str, &str); 32] = [
+pub const SELECTORS: [(&str, &str); 34] = [
     (
         "NewOwner(bytes32,bytes32,address)",
         "0xce0457fe73731f824cc272376169235128c118b49d344817417c6d108d155e82",
@@ -137,6 +137,14 @@ pub const SELECTORS: [(&str, &str); 32] = [
     (
         "RegistrationExtended(bytes32,uint64,uint64)",
         "0xb1cba991ee33b3ec72ce07bed0213bc60e033e33ea1f27a24211c3f14e853bcd",
+    ),
+    (
+        "OwnerNameRegistered(string,bytes32,address,uint256)",
+        "0x508f53f3c8e5a9fe2d20d2f7cf17580c2e3e9919909803d133196ea012e412bf",
+    ),
+    (
+        "PohNameRegistered(string,bytes32,address,uint256)",
+        "0xc20d0170f1f4e2758fc10a41d3746bd99e421a29b0a75c445558d7119ff454e5",
     ),
 ];
 

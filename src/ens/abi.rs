@@ -65,6 +65,13 @@ sol! {
         event NameRenewed(string name, bytes32 indexed label, uint256 expires);
     }
 
+    /// Lineanames' controller also registers for free: to the owner, and to holders of a
+    /// Proof of Humanity.
+    interface LineaController {
+        event OwnerNameRegistered(string name, bytes32 indexed label, address indexed owner, uint256 expires);
+        event PohNameRegistered(string name, bytes32 indexed label, address indexed owner, uint256 expires);
+    }
+
     /// The NameWrapper (ERC-1155 over nodes).
     interface NameWrapper {
         event NameWrapped(bytes32 indexed node, bytes name, address owner, uint32 fuses, uint64 expiry);

@@ -8,9 +8,9 @@ use alloy::{
 
 use super::{
     abi::{
-        BaseRegistrar, LegacyController, LegacyTextResolver, NameWrapper, RecordRegistrar,
-        Registry, Resolver, ReverseRegistrar, ShortController, ThreeDnsToken, UnwrappedController,
-        WrappedController,
+        BaseRegistrar, LegacyController, LegacyTextResolver, LineaController, NameWrapper,
+        RecordRegistrar, Registry, Resolver, ReverseRegistrar, ShortController, ThreeDnsToken,
+        UnwrappedController, WrappedController,
     },
     event::{EnsEvent, RegistrySource},
     role::ContractRole,
@@ -49,6 +49,17 @@ pub fn is_legacy_text(data: &LogData) -> bool {
 
 fn decode<E: SolEvent>(data: &LogData) -> Result<E, DecodeError> {
     E::decode_raw_log(data.topics().iter().copied(), &data.data)
+        .map_err(|source| DecodeError { event: E::SIGNATURE, source })
+}
+
+/// Decodes a log of another event with `E`'s fields (same types, same indexed topics),
+/// ignoring topic0.
+fn decode_as<E: SolEvent>(data: &LogData) -> Result<E, DecodeError> {
+    let mut topics: Vec<_> = data.topics().to_vec();
+    if let Some(first) = topics.first_mut() {
+        *first = E::SIGNATURE_HASH;
+    }
+    E::decode_raw_log(topics, &data.data)
         .map_err(|source| DecodeError { event: E::SIGNATURE, source })
 }
 
@@ -195,6 +206,20 @@ fn controller(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, DecodeEr
         }
         ShortController::NameRegistered::SIGNATURE_HASH => {
             let e: ShortController::NameRegistered = decode(data)?;
+            EnsEvent::ControllerRegistered {
+                name: e.name,
+                label: e.label,
+                owner: e.owner,
+                base_cost: None,
+                premium: None,
+                expires: e.expires,
+                referrer: None,
+            }
+        }
+        // Lineanames' free registrations: the same fields, other names.
+        LineaController::OwnerNameRegistered::SIGNATURE_HASH
+        | LineaController::PohNameRegistered::SIGNATURE_HASH => {
+            let e: ShortController::NameRegistered = decode_as(data)?;
             EnsEvent::ControllerRegistered {
                 name: e.name,
                 label: e.label,
@@ -440,5 +465,27 @@ mod tests {
             EnsEvent::ControllerRegistered { name, premium: Some(p), referrer: Some(_), .. }
                 if name == "abc" && *p == U256::from(6)
         ));
+        // Lineanames' free registrations name the label too.
+        for log in [
+            encode(&LineaController::PohNameRegistered {
+                name: "human".into(),
+                label,
+                owner: Address::repeat_byte(4),
+                expires: U256::from(9),
+            }),
+            encode(&LineaController::OwnerNameRegistered {
+                name: "human".into(),
+                label,
+                owner: Address::repeat_byte(4),
+                expires: U256::from(9),
+            }),
+        ] {
+            let events = decode_log(Some(ContractRole::Controller), &log).unwrap();
+            assert!(matches!(
+                &events[..],
+                [EnsEvent::ControllerRegistered { name, label: l, base_cost: None, .. }]
+                    if name == "human" && *l == label
+            ));
+        }
     }
 }
