@@ -274,7 +274,11 @@ async fn apply_idle_heals(
 ) -> Result<(), PipelineError> {
     let Carry { store, unflushed, writing, .. } = carry;
     let renamed = apply_heals(ctx, store, writing, unflushed, flush_rows, progress).await?;
-    if renamed == 0 && !store.heal_mark_moved() {
+    // Commit renamed names now. A mark that merely moved (past entries that renamed nothing,
+    // this chain's own among them) is stored with the next flush, unless nothing else is
+    // pending: a flush here would cut a backfill's batch of rows short.
+    let only_mark = renamed == 0 && store.heal_mark_moved();
+    if renamed == 0 && (!only_mark || store.dirty_rows() > 0 || unflushed.is_some()) {
         return Ok(());
     }
     settle(store, writing.take(), progress).await?;
