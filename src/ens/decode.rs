@@ -204,20 +204,10 @@ fn controller(topic0: B256, data: &LogData) -> Result<Option<EnsEvent>, DecodeEr
                 referrer: Some(e.referrer),
             }
         }
-        ShortController::NameRegistered::SIGNATURE_HASH => {
-            let e: ShortController::NameRegistered = decode(data)?;
-            EnsEvent::ControllerRegistered {
-                name: e.name,
-                label: e.label,
-                owner: e.owner,
-                base_cost: None,
-                premium: None,
-                expires: e.expires,
-                referrer: None,
-            }
-        }
-        // Lineanames' free registrations: the same fields, other names.
-        LineaController::OwnerNameRegistered::SIGNATURE_HASH
+        // Basenames' controllers, and Lineanames' free registrations: the same fields under
+        // other event names.
+        ShortController::NameRegistered::SIGNATURE_HASH
+        | LineaController::OwnerNameRegistered::SIGNATURE_HASH
         | LineaController::PohNameRegistered::SIGNATURE_HASH => {
             let e: ShortController::NameRegistered = decode_as(data)?;
             EnsEvent::ControllerRegistered {
