@@ -57,6 +57,9 @@ pub struct HttpConfig {
     pub ready_requires_sync: bool,
     /// Seconds a graceful shutdown may take before the process exits anyway.
     pub shutdown_timeout_secs: u64,
+    /// Connections one client (IP address) may hold, and requests it may have in flight;
+    /// 0 for no cap (behind a proxy that connects on everyone's behalf).
+    pub max_connections_per_client: usize,
 }
 
 impl std::fmt::Debug for HttpConfig {
@@ -66,6 +69,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("admin_token", &self.admin_token.as_ref().map(|_| "<redacted>"))
             .field("ready_requires_sync", &self.ready_requires_sync)
             .field("shutdown_timeout_secs", &self.shutdown_timeout_secs)
+            .field("max_connections_per_client", &self.max_connections_per_client)
             .finish()
     }
 }

@@ -98,6 +98,9 @@ impl Service {
 
     /// Starts the parts of `mode`.
     pub async fn start_mode(config: &Config, mode: Mode) -> Result<Self, Error> {
+        // The port first: if it is taken, nothing else has started that would need undoing.
+        let listener = http::bind(config.http.listen)
+            .map_err(|source| Error::Bind { addr: config.http.listen, source })?;
         let prometheus = metrics::install();
         let db = match mode {
             Mode::Serve => store::database::connect_without_migrating(&config.database.url).await?,
@@ -131,19 +134,22 @@ impl Service {
         let schema = (mode != Mode::Index).then(|| graphql::build_schema(db.clone()));
         let state = HttpState {
             db: db.clone(),
-            // A chain without an RPC endpoint is reported (its status says why), not waited for.
+            // An indexing process does not wait for a chain it cannot index (its status says
+            // why); an API process needs no RPC endpoint and waits for every chain.
             ready_chains: config
                 .chains
                 .iter()
                 .map(|c| c.id)
-                .filter(|id| !without_rpc.iter().any(|(missing, _)| missing == id))
+                .filter(|id| {
+                    mode == Mode::Serve || !without_rpc.iter().any(|(missing, _)| missing == id)
+                })
                 .collect(),
             ready_requires_sync: config.http.ready_requires_sync,
         };
         let admin = Admin::new(config.http.admin_token.clone(), chains.clone());
-        let (server, http_addr) =
-            http::server(config.http.listen, schema, prometheus, state, admin)
-                .map_err(|source| Error::Bind { addr: config.http.listen, source })?;
+        let limits = http::ServerLimits::for_process(config.http.max_connections_per_client);
+        let (server, http_addr) = http::server(listener, limits, schema, prometheus, state, admin)
+            .map_err(|source| Error::Bind { addr: config.http.listen, source })?;
         let handle = server.handle();
         actix_rt::spawn(server);
         tracing::info!(target: "ensemble", %http_addr, ?mode, "Listening on http://{http_addr}");

@@ -7,11 +7,13 @@
 
 pub mod connection;
 pub mod error;
+pub mod expansion;
 pub mod keyset;
 pub mod limits;
 pub mod loaders;
 pub mod name;
 pub mod namegraph;
+pub mod nesting;
 pub mod query;
 pub mod scalars;
 pub mod schema;

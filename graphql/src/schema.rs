@@ -41,7 +41,7 @@ fn builder() -> async_graphql::SchemaBuilder<Query, EmptyMutation, Subscription>
         .limit_complexity(MAX_COMPLEXITY)
         .limit_recursive_depth(64)
         .limit_directives(16)
-        .extension(crate::limits::AliasLimit)
+        .extension(crate::limits::DocumentLimits)
 }
 
 #[cfg(test)]

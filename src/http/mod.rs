@@ -4,23 +4,52 @@
 //! process past backfill), `GET /status` (per-chain status from the database) and the admin
 //! API ([`crate::admin`]). It reads the database and talks to supervisors only through the
 //! admin API.
+//!
+//! Every route runs behind [`request_limits`] (body size and time, per-client shares), and
+//! the server holds at most the connections its descriptor budget allows ([`descriptors`]).
 
-use std::net::SocketAddr;
+pub mod client_slots;
+pub mod descriptors;
+pub mod graphql_endpoint;
+pub mod request_limits;
 
-use actix_web::{App, HttpResponse, HttpServer, dev::Server, guard, web};
+use std::{net::SocketAddr, time::Duration};
+
+use actix_web::{App, HttpResponse, HttpServer, dev::Server, guard, middleware, web};
 use async_graphql::http::GraphiQLSource;
-use async_graphql_actix_web::{GraphQLRequest, GraphQLResponse, GraphQLSubscription};
+use async_graphql_actix_web::GraphQLSubscription;
 use entities::chain_status;
 use metrics_exporter_prometheus::PrometheusHandle;
 use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, QueryOrder};
 
+pub use self::{
+    client_slots::{ClientSlots, Slot},
+    descriptors::{FD_RESERVE, connection_budget, raise_fd_limit},
+    graphql_endpoint::{QUERY_TIMEOUT, parse_request},
+    request_limits::{BODY_TIMEOUT, MAX_BODY_BYTES},
+};
 use crate::admin::Admin;
-
-/// Largest accepted request body: a GraphQL query is text, and anything bigger is abuse.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// Phases in which a chain counts as synced for `/ready`.
 pub const SYNCED_PHASES: [&str; 2] = ["following", "finished"];
+
+/// A status row not refreshed for this long while its chain should be running means its
+/// indexer is gone (killed, or its database writes fail): `/status` says so and `/ready`
+/// does not count the chain as synced. Indexers refresh their rows every second.
+pub const STATUS_STALE_AFTER: Duration = Duration::from_secs(15);
+
+/// Phases whose rows an indexer refreshes every second.
+const LIVE_PHASES: [&str; 5] = ["starting", "backfill", "following", "restarting", "paused"];
+
+/// How long a client may take to send a request's head, and how long an idle keep-alive
+/// connection is kept.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a subscription connection may stay silent (no ping) before it is closed.
+pub const WS_KEEPALIVE: Duration = Duration::from_secs(60);
+
+/// Workers of the HTTP server.
+const WORKERS: usize = 2;
 
 /// What the routes share.
 #[derive(Clone, Debug)]
@@ -31,25 +60,6 @@ pub struct HttpState {
     pub ready_chains: Vec<u64>,
     /// Whether `/ready` waits for them.
     pub ready_requires_sync: bool,
-}
-
-/// How long a subscription connection may stay silent (no ping) before it is closed.
-pub const WS_KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// Longest a GraphQL request may run; its database work is dropped with it.
-pub const QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-async fn graphql(schema: web::Data<graphql::EnsSchema>, req: GraphQLRequest) -> GraphQLResponse {
-    match tokio::time::timeout(QUERY_TIMEOUT, schema.execute(req.into_inner())).await {
-        Ok(response) => response.into(),
-        Err(_) => {
-            use async_graphql::ErrorExtensions;
-            let error = async_graphql::Error::new(format!("query exceeded {QUERY_TIMEOUT:?}"))
-                .extend_with(|_, e| e.set("code", "TIMEOUT"))
-                .into_server_error(async_graphql::Pos::default());
-            async_graphql::Response::from_errors(vec![error]).into()
-        }
-    }
 }
 
 async fn graphiql() -> HttpResponse {
@@ -82,7 +92,20 @@ async fn statuses(db: &DatabaseConnection) -> Result<Vec<chain_status::Model>, s
     chain_status::Entity::find().order_by_asc(chain_status::Column::ChainId).all(db).await
 }
 
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Whether `row` should have been refreshed by now and was not.
+fn stale(row: &chain_status::Model, now: i64) -> bool {
+    LIVE_PHASES.contains(&row.phase.as_str())
+        && now.saturating_sub(row.updated_at) > STATUS_STALE_AFTER.as_secs() as i64
+}
+
 async fn status(state: web::Data<HttpState>) -> HttpResponse {
+    let now = now_secs();
     match statuses(&state.db).await {
         Ok(rows) => HttpResponse::Ok().json(
             rows.into_iter()
@@ -92,6 +115,7 @@ async fn status(state: web::Data<HttpState>) -> HttpResponse {
                         "headBlock": r.head_block, "indexedBlock": r.indexed_block,
                         "eventsPerSecond": r.events_per_second, "etaSeconds": r.eta_seconds,
                         "restarts": r.restarts, "error": r.error, "updatedAt": r.updated_at,
+                        "stale": stale(&r, now),
                     })
                 })
                 .collect::<Vec<_>>(),
@@ -113,6 +137,28 @@ async fn ready(state: web::Data<HttpState>) -> HttpResponse {
         return unavailable("database unreachable".into());
     }
     if state.ready_requires_sync {
+        // The chains first: while one is behind, that is the reason, not the indexes that
+        // wait for it.
+        let rows = match statuses(&state.db).await {
+            Ok(rows) => rows,
+            Err(_) => return unavailable("status unavailable".into()),
+        };
+        let now = now_secs();
+        for chain in &state.ready_chains {
+            let Some(row) = rows.iter().find(|r| r.chain_id == *chain as i64) else {
+                return unavailable(format!("chain {chain} has not started"));
+            };
+            if stale(row, now) {
+                return unavailable(format!(
+                    "chain {chain}: no status for {}s; is its indexer running?",
+                    now.saturating_sub(row.updated_at)
+                ));
+            }
+            if !SYNCED_PHASES.contains(&row.phase.as_str()) {
+                let why = row.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
+                return unavailable(format!("chain {chain} is {}{why}", row.phase));
+            }
+        }
         match crate::store::query_indexes::pending(&state.db).await {
             Ok(pending) if pending.is_empty() => {}
             Ok(pending) => {
@@ -123,35 +169,57 @@ async fn ready(state: web::Data<HttpState>) -> HttpResponse {
             }
             Err(_) => return unavailable("index status unavailable".into()),
         }
-        let rows = match statuses(&state.db).await {
-            Ok(rows) => rows,
-            Err(_) => return unavailable("status unavailable".into()),
-        };
-        for chain in &state.ready_chains {
-            let phase = rows.iter().find(|r| r.chain_id == *chain as i64).map(|r| r.phase.as_str());
-            if !phase.is_some_and(|p| SYNCED_PHASES.contains(&p)) {
-                return unavailable(format!("chain {chain} is {}", phase.unwrap_or("not started")));
-            }
-        }
     }
     HttpResponse::Ok().json(serde_json::json!({ "ready": true }))
 }
 
-/// Binds the server; the caller drives it and stops it through its handle. Without a
-/// `schema` (an indexer-only process) there is no `/graphql`.
+/// Binds `listen` (before anything else starts, so a port in use is reported at once and
+/// nothing has to be undone).
+pub fn bind(listen: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind(listen)?;
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
+/// Limits of the HTTP server.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerLimits {
+    /// Connections held at most, all clients together.
+    pub max_connections: usize,
+    /// Connections, and requests in flight, per client (0: no cap).
+    pub max_connections_per_client: usize,
+}
+
+impl ServerLimits {
+    /// Limits for this process: the descriptor limit raised, and a reserve kept for the
+    /// indexer ([`connection_budget`]).
+    pub fn for_process(max_connections_per_client: usize) -> Self {
+        Self { max_connections: connection_budget(raise_fd_limit()), max_connections_per_client }
+    }
+}
+
+/// Serves on `listener`; the caller drives the server and stops it through its handle.
+/// Without a `schema` (an indexer-only process) there is no `/graphql`.
 pub fn server(
-    listen: SocketAddr,
+    listener: std::net::TcpListener,
+    limits: ServerLimits,
     schema: Option<graphql::EnsSchema>,
     prometheus: PrometheusHandle,
     state: HttpState,
     admin: Admin,
 ) -> std::io::Result<(Server, SocketAddr)> {
+    let addr = listener.local_addr()?;
     let schema = schema.map(web::Data::new);
     let prometheus = web::Data::new(prometheus);
     let state = web::Data::new(state);
     let admin = web::Data::new(admin);
+    let slots = ClientSlots::new(limits.max_connections_per_client);
+    let on_connect_slots = slots.clone();
+    let slots = web::Data::new(slots);
     let server = HttpServer::new(move || {
         let mut app = App::new()
+            .wrap(middleware::from_fn(request_limits::limit_requests))
+            .app_data(slots.clone())
             .app_data(prometheus.clone())
             .app_data(state.clone())
             .app_data(admin.clone())
@@ -165,7 +233,7 @@ pub fn server(
         if let Some(schema) = &schema {
             app = app
                 .app_data(schema.clone())
-                .route("/graphql", web::post().to(graphql))
+                .route("/graphql", web::post().to(graphql_endpoint::graphql_post))
                 .route(
                     "/graphql",
                     web::get().guard(guard::Header("upgrade", "websocket")).to(graphql_ws),
@@ -174,9 +242,21 @@ pub fn server(
         }
         app
     })
-    .workers(2)
+    .on_connect(move |conn, data| {
+        let peer = conn
+            .downcast_ref::<actix_web::rt::net::TcpStream>()
+            .and_then(|stream| stream.peer_addr().ok());
+        if let Some(peer) = peer {
+            data.insert(on_connect_slots.connect(peer.ip()));
+        }
+    })
+    .workers(WORKERS)
+    .max_connections(limits.max_connections.div_ceil(WORKERS))
+    .backlog(1_024)
+    .client_request_timeout(HEAD_TIMEOUT)
+    .client_disconnect_timeout(Duration::from_secs(1))
+    .keep_alive(HEAD_TIMEOUT)
     .disable_signals()
-    .bind(listen)?;
-    let addr = server.addrs().first().copied().unwrap_or(listen);
+    .listen(listener)?;
     Ok((server.run(), addr))
 }
