@@ -356,14 +356,28 @@ impl Config {
                 }
             })?;
         config.apply_env(env.into_iter().collect())?;
+        config.register_secrets();
         config.validate()?;
         config.bridges = Self::bridges_of(&config.chains);
         Ok(config)
     }
 
+    /// Makes the secrets of this configuration unprintable ([`crate::redaction`]): every
+    /// RPC URL's credentials, the database password and the admin token.
+    fn register_secrets(&self) {
+        for url in self.chains.iter().filter_map(|c| c.rpc_url.as_deref()) {
+            crate::redaction::register_url(url);
+        }
+        crate::redaction::register_password(&self.database.url);
+        if let Some(token) = &self.http.admin_token {
+            crate::redaction::register_secret(token);
+        }
+    }
+
     /// This configuration with `chains` instead of its own (and their bridges), checked.
     pub fn with_chains(mut self, chains: Vec<ChainConfig>) -> Result<Self, ConfigError> {
         self.chains = chains;
+        self.register_secrets();
         self.validate()?;
         self.bridges = Self::bridges_of(&self.chains);
         Ok(self)

@@ -34,6 +34,7 @@ pub mod http;
 pub mod label_import;
 pub mod metrics;
 pub mod progress;
+pub mod redaction;
 pub mod rpc;
 pub mod service;
 pub mod store;

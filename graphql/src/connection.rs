@@ -77,6 +77,21 @@ pub struct Paging {
     pub before: Option<String>,
 }
 
+impl Paging {
+    /// Whether the page is taken from the end of the bounded listing: with `last`, or with
+    /// only `before`.
+    pub fn backward(&self, last: Option<u64>) -> bool {
+        last.is_some() || (self.first.is_none() && self.before.is_some() && self.after.is_none())
+    }
+
+    /// `(hasNextPage, hasPreviousPage)` of a page that found `more` rows beyond its size in
+    /// its walking direction. The other flag is set when a cursor bounds that side (rows
+    /// exist beyond a cursor: the cursor's own row at least).
+    pub fn page_flags(&self, backward: bool, more: bool) -> (bool, bool) {
+        if backward { (self.before.is_some(), more) } else { (more, self.after.is_some()) }
+    }
+}
+
 /// Which domains a connection lists.
 #[derive(Clone, Debug)]
 pub enum DomainFilter {
@@ -273,6 +288,10 @@ struct Cursor {
     value: SortValue,
     /// The row's creation number, the tie-breaker.
     seq: i64,
+    /// [`crate::keyset::scope_of`] the listing's filter: a cursor pages only the listing
+    /// (parent, owner, name filter) it came from.
+    #[serde(default)]
+    scope: u64,
 }
 
 fn sort_value(by: DomainsOrderBy, row: &domain::Model) -> SortValue {
@@ -293,18 +312,29 @@ fn column(by: DomainsOrderBy) -> domain::Column {
     }
 }
 
-fn encode_cursor(order: DomainsOrderInput, row: &domain::Model) -> String {
-    let cursor =
-        Cursor { by: order.by, dir: order.dir, value: sort_value(order.by, row), seq: row.seq };
+fn encode_cursor(order: DomainsOrderInput, row: &domain::Model, scope: u64) -> String {
+    let cursor = Cursor {
+        by: order.by,
+        dir: order.dir,
+        value: sort_value(order.by, row),
+        seq: row.seq,
+        scope,
+    };
     URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).unwrap_or_default())
 }
 
-fn decode_cursor(text: &str, order: DomainsOrderInput) -> Result<Cursor, Error> {
+fn decode_cursor(text: &str, order: DomainsOrderInput, scope: u64) -> Result<Cursor, Error> {
     let cursor: Cursor = URL_SAFE_NO_PAD
         .decode(text)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .ok_or_else(|| coded(code::INVALID_CURSOR, "invalid cursor"))?;
+    if cursor.scope != scope {
+        return Err(coded(
+            code::INVALID_CURSOR,
+            "invalid cursor: it belongs to another listing (parent, owner or filter)",
+        ));
+    }
     if (cursor.by, cursor.dir) != (order.by, order.dir) {
         return Err(coded(
             code::INVALID_CURSOR,
@@ -409,6 +439,7 @@ pub struct DomainConnection {
     has_next_page: bool,
     has_previous_page: bool,
     filter: DomainFilter,
+    scope: u64,
 }
 
 /// An edge.
@@ -448,10 +479,7 @@ impl DomainConnection {
         if first.is_some() && last.is_some() {
             return Err(coded(code::INVALID_ARGUMENT, "give first or last, not both"));
         }
-        if paging.after.is_some() && paging.before.is_some() {
-            return Err(coded(code::INVALID_ARGUMENT, "give after or before, not both"));
-        }
-        let backward = last.is_some() || paging.before.is_some();
+        let backward = paging.backward(last);
         let size = first.or(last).unwrap_or(DEFAULT_PAGE_SIZE);
         // Walking backwards is walking forwards in the opposite direction, then reversing.
         let walk = match (order.dir, backward) {
@@ -474,10 +502,25 @@ impl DomainConnection {
             }
             _ => filter.clone(),
         };
+        let scope = crate::keyset::scope_of(
+            &sea_orm::QueryTrait::build(
+                &domain::Entity::find().filter(filter.condition(backend)),
+                backend,
+            )
+            .to_string(),
+        );
         let mut query = domain::Entity::find().filter(page_filter.condition(backend));
-        let cursor = if backward { &paging.before } else { &paging.after };
-        if let Some(text) = cursor {
-            query = query.filter(after(order.by, walk, decode_cursor(text, order)?));
+        // Relay's rule: `after` and `before` bound the listing, then `first` takes from the
+        // start of what is left, `last` from its end.
+        if let Some(text) = &paging.after {
+            query = query.filter(after(order.by, order.dir, decode_cursor(text, order, scope)?));
+        }
+        if let Some(text) = &paging.before {
+            let reverse = match order.dir {
+                OrderDirection::Asc => OrderDirection::Desc,
+                OrderDirection::Desc => OrderDirection::Asc,
+            };
+            query = query.filter(after(order.by, reverse, decode_cursor(text, order, scope)?));
         }
         let query = query
             .order_by(column(order.by), sql_order.clone())
@@ -491,9 +534,8 @@ impl DomainConnection {
         if backward {
             rows.reverse();
         }
-        let (has_next_page, has_previous_page) =
-            if backward { (paging.before.is_some(), more) } else { (more, paging.after.is_some()) };
-        Ok(Self { rows, order, has_next_page, has_previous_page, filter })
+        let (has_next_page, has_previous_page) = paging.page_flags(backward, more);
+        Ok(Self { rows, order, has_next_page, has_previous_page, filter, scope })
     }
 }
 
@@ -504,7 +546,7 @@ impl DomainConnection {
         self.rows
             .iter()
             .map(|row| DomainEdge {
-                cursor: encode_cursor(self.order, row),
+                cursor: encode_cursor(self.order, row, self.scope),
                 node: DomainInterface::from(row.clone()),
             })
             .collect()
@@ -513,8 +555,8 @@ impl DomainConnection {
     /// Page info.
     async fn page_info(&self) -> PageInfo {
         PageInfo {
-            start_cursor: self.rows.first().map(|r| encode_cursor(self.order, r)),
-            end_cursor: self.rows.last().map(|r| encode_cursor(self.order, r)),
+            start_cursor: self.rows.first().map(|r| encode_cursor(self.order, r, self.scope)),
+            end_cursor: self.rows.last().map(|r| encode_cursor(self.order, r, self.scope)),
             has_next_page: self.has_next_page,
             has_previous_page: self.has_previous_page,
         }

@@ -42,10 +42,44 @@ impl From<KeyPart> for sea_orm::Value {
     }
 }
 
+impl KeyPart {
+    /// The kind of column this part is for.
+    pub fn kind(&self) -> KeyKind {
+        match self {
+            Self::Int(_) => KeyKind::Int,
+            Self::Text(_) => KeyKind::Text,
+            Self::Bytes(_) => KeyKind::Bytes,
+        }
+    }
+}
+
+/// The kind of one key column: a cursor's parts must have the listing's kinds, or the
+/// comparison it becomes would compare a number column with text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyKind {
+    /// An integer column.
+    Int,
+    /// A text column.
+    Text,
+    /// A binary column.
+    Bytes,
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 struct KeyCursor {
     of: String,
+    /// [`scope_of`] the listing's query: a cursor pages only the listing (parent, filters)
+    /// it came from.
+    #[serde(default)]
+    scope: u64,
     key: Vec<KeyPart>,
+}
+
+/// A stable fingerprint of a listing's query (FNV-1a of its SQL with values inlined): the
+/// same in every process and across restarts, so cursors stay valid between API replicas.
+pub fn scope_of(sql: &str) -> u64 {
+    sql.bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// The order of one listing: its key columns, ascending, and how to read a row's key.
@@ -58,6 +92,8 @@ pub struct Keyset<E: EntityTrait> {
     pub columns: Vec<Expr>,
     /// The key of a row, one part per column.
     pub key: fn(&E::Model) -> Vec<KeyPart>,
+    /// The kind of each key column.
+    pub kinds: &'static [KeyKind],
     /// When the key spans two tables: how many of its leading columns one index holds, in
     /// order. A page also bounds those columns alone (inclusively), which PostgreSQL needs
     /// before it seeks that index; `None` when one table holds the whole key.
@@ -116,19 +152,29 @@ pub fn key_columns<C: IntoSimpleExpr>(columns: impl IntoIterator<Item = C>) -> V
 }
 
 impl<E: EntityTrait> Keyset<E> {
-    fn encode(&self, row: &E::Model) -> String {
-        let cursor = KeyCursor { of: self.of.to_owned(), key: (self.key)(row) };
+    fn encode(&self, row: &E::Model, scope: u64) -> String {
+        let cursor = KeyCursor { of: self.of.to_owned(), scope, key: (self.key)(row) };
         URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).unwrap_or_default())
     }
 
-    fn decode(&self, text: &str) -> Result<Vec<KeyPart>, Error> {
+    fn decode(&self, text: &str, scope: u64) -> Result<Vec<KeyPart>, Error> {
         URL_SAFE_NO_PAD
             .decode(text)
             .ok()
             .and_then(|bytes| serde_json::from_slice::<KeyCursor>(&bytes).ok())
-            .filter(|c| c.of == self.of && c.key.len() == self.columns.len())
+            .filter(|c| {
+                c.of == self.of
+                    && c.scope == scope
+                    && c.key.len() == self.columns.len()
+                    && c.key.iter().map(KeyPart::kind).eq(self.kinds.iter().copied())
+            })
             .map(|c| c.key)
-            .ok_or_else(|| coded(code::INVALID_CURSOR, format!("invalid cursor for {}", self.of)))
+            .ok_or_else(|| {
+                coded(
+                    code::INVALID_CURSOR,
+                    format!("invalid cursor: not one of this {} listing's", self.of),
+                )
+            })
     }
 
     /// Rows strictly beyond `key` walking up (`ascending`) or down, as one row-value
@@ -163,15 +209,18 @@ impl<E: EntityTrait> Keyset<E> {
         if first.is_some() && last.is_some() {
             return Err(coded(code::INVALID_ARGUMENT, "give first or last, not both"));
         }
-        if paging.after.is_some() && paging.before.is_some() {
-            return Err(coded(code::INVALID_ARGUMENT, "give after or before, not both"));
-        }
-        let backward = last.is_some() || paging.before.is_some();
+        let backward = paging.backward(last);
         let size = first.or(last).unwrap_or(DEFAULT_PAGE_SIZE);
+        let scope =
+            scope_of(&sea_orm::QueryTrait::build(&select, db.get_database_backend()).to_string());
         let mut query = select;
-        let cursor = if backward { &paging.before } else { &paging.after };
-        if let Some(text) = cursor {
-            query = query.filter(self.beyond(self.decode(text)?, !backward));
+        // Relay's rule: `after` and `before` bound the listing, then `first` takes from the
+        // start of what is left, `last` from its end.
+        if let Some(text) = &paging.after {
+            query = query.filter(self.beyond(self.decode(text, scope)?, true));
+        }
+        if let Some(text) = &paging.before {
+            query = query.filter(self.beyond(self.decode(text, scope)?, false));
         }
         let order = if backward { Order::Desc } else { Order::Asc };
         for col in &self.columns {
@@ -186,10 +235,9 @@ impl<E: EntityTrait> Keyset<E> {
         if backward {
             rows.reverse();
         }
-        let (has_next_page, has_previous_page) =
-            if backward { (paging.before.is_some(), more) } else { (more, paging.after.is_some()) };
+        let (has_next_page, has_previous_page) = paging.page_flags(backward, more);
         Ok(Page {
-            rows: rows.into_iter().map(|r| (self.encode(&r), r)).collect(),
+            rows: rows.into_iter().map(|r| (self.encode(&r, scope), r)).collect(),
             has_next_page,
             has_previous_page,
         })

@@ -119,6 +119,7 @@ impl RpcClient {
         let parsed: reqwest::Url = url.parse().map_err(|e| {
             RpcError::Permanent(format!("invalid rpc url for chain {chain_id}: {e}"))
         })?;
+        crate::redaction::register_url(url);
         let shown_url = redact_url(&parsed);
         Ok(Self {
             provider: {

@@ -32,8 +32,12 @@ pub enum RpcError {
 impl RpcError {
     /// The same error with every occurrence of `secret` (an endpoint URL) replaced by `shown`.
     pub fn redacted(self, secret: &str, shown: &str) -> Self {
-        let clean =
-            |text: String| text.replace(secret, shown).replace(secret.trim_end_matches('/'), shown);
+        let clean = |text: String| {
+            let text = text.replace(secret, shown).replace(secret.trim_end_matches('/'), shown);
+            // The client may print the URL in another form (normalized, without its user
+            // info): every registered part of it goes too.
+            crate::redaction::redact(&text).into_owned()
+        };
         match self {
             Self::RangeTooLarge(t) => Self::RangeTooLarge(clean(t)),
             Self::Transient(t) => Self::Transient(clean(t)),

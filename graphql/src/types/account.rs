@@ -13,7 +13,7 @@ use super::{
 use crate::{
     connection::{DomainConnection, DomainFilter, DomainsOrderInput, Paging},
     error::internal,
-    keyset::{KeyPart, Keyset, Page, key_columns, keyset_connection},
+    keyset::{KeyKind, KeyPart, Keyset, Page, key_columns, keyset_connection},
     query::{DomainsNameFilter, EnsProtocolVersion, with_name, with_version},
     scalars::{Address, CoinType},
 };
@@ -120,6 +120,7 @@ impl Account {
             key: |a| {
                 vec![KeyPart::Bytes(a.record_id.as_bytes().to_vec()), KeyPart::Int(a.coin_type)]
             },
+            kinds: &[KeyKind::Bytes, KeyKind::Int],
             index_prefix: None,
         };
         let paging = Paging { first, after, last, before };

@@ -20,7 +20,7 @@ use sea_orm::{
 use crate::{
     connection::Paging,
     error::{code, coded},
-    keyset::{KeyPart, Keyset, key_columns, keyset_connection},
+    keyset::{KeyKind, KeyPart, Keyset, key_columns, keyset_connection},
     loaders::{
         ContractLoader, DomainBySeqLoader, EventBlockLoader, EventTransactionLoader, load_row,
         loader_error,
@@ -403,6 +403,7 @@ pub async fn list_events(
             event::Column::Seq,
         ]),
         key,
+        kinds: &[KeyKind::Int; 5],
         index_prefix: None,
     };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Event);
@@ -455,6 +456,7 @@ pub async fn list_account_events(
         of: "accountEvents",
         columns,
         key: account_key,
+        kinds: &[KeyKind::Int; 6],
         index_prefix: Some(4),
     };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Event);

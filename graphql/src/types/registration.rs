@@ -16,7 +16,7 @@ use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use super::{Account, AccountId, DomainInterface, Event};
 use crate::{
     connection::Paging,
-    keyset::{KeyPart, Keyset, key_columns, keyset_connection},
+    keyset::{KeyKind, KeyPart, Keyset, key_columns, keyset_connection},
     loaders::{DomainLoader, OpeningEventLoader, load_row, loader_error},
     scalars::{BigInt, Hex, RegistrationId, RenewalId},
 };
@@ -149,6 +149,7 @@ pub async fn list_registrations(
         of: "domain_registrations",
         columns: key_columns([registration::Column::Id]),
         key: |r| vec![KeyPart::Bytes(r.id.as_bytes().to_vec())],
+        kinds: &[KeyKind::Bytes],
         index_prefix: None,
     };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Registration::from_model);
@@ -169,6 +170,7 @@ async fn list_renewals(
         of: "registration_renewals",
         columns: key_columns([renewal::Column::Id]),
         key: |r| vec![KeyPart::Bytes(r.id.as_bytes().to_vec())],
+        kinds: &[KeyKind::Bytes],
         index_prefix: None,
     };
     let page = keyset.page(db, select.clone(), &paging).await?.map(Renewal);

@@ -12,7 +12,7 @@ use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilt
 use super::event::{EventConnection, EventsWhereInput, list_events};
 use crate::{
     connection::Paging,
-    keyset::{KeyPart, Keyset, key_columns, keyset_connection},
+    keyset::{KeyKind, KeyPart, Keyset, key_columns, keyset_connection},
     loaders::{AddressesLoader, RecordLoader, TextsLoader, load_row, loader_error},
     name,
     scalars::{
@@ -109,6 +109,7 @@ impl Resolver {
             of: "resolver_records",
             columns: key_columns([resolver_record::Column::Id]),
             key: |r| vec![KeyPart::Bytes(r.id.as_bytes().to_vec())],
+            kinds: &[KeyKind::Bytes],
             index_prefix: None,
         };
         let paging = Paging { first, after, last, before };
