@@ -200,7 +200,16 @@ impl FetchJob {
                 tokio::time::sleep(self.chain.poll_interval()).await;
                 continue;
             }
-            let to = target.min(next.saturating_add(window - 1));
+            // Blocks within `finality_depth` of the head may still be reorganized: each is
+            // fetched, applied and journaled as a window of its own, so the fork search can
+            // name the first block that changed and a rollback undoes no more than that. A
+            // window never straddles the boundary: the final part goes first, unjournaled.
+            let final_head = head.saturating_sub(self.chain.finality_depth);
+            let to = if next > final_head {
+                next
+            } else {
+                target.min(next.saturating_add(window - 1)).min(final_head)
+            };
             let logs = match self.window_logs(next, to).await {
                 Ok(logs) => logs,
                 Err(RpcError::RangeTooLarge(reason)) if window > 1 => {
@@ -311,6 +320,10 @@ impl FetchJob {
         // journal, and naming a block before it makes the rollback refuse (nothing undone).
         let Some(oldest) = windows.last() else { return Ok(last) };
         let start = oldest.window_start as u64;
+        if start == 0 {
+            // Genesis is never reorganized: everything from the first window on is undone.
+            return Ok(0);
+        }
         let before = self.rpc.block(start.saturating_sub(1)).await?;
         if format!("{:#x}", before.hash) == oldest.start_parent_hash {
             Ok(start)

@@ -1,9 +1,14 @@
 //! [`ChainProgress`]: the live numbers of one chain, shared by its actors. The fetcher stores
 //! the head it sees and whether it has caught up; the handler stores the last committed block
 //! and counts applied events. The supervisor reads them for `/status`, metrics and the
-//! progress bar. Plain atomics: each number has a single writer.
+//! progress bar. Plain atomics: each number has a single writer. The RPC client of the
+//! chain's pipeline reports its failing calls into [`ChainProgress::rpc_error`], so a chain
+//! that cannot reach its node says why while it retries.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{
+    Arc, Mutex,
+    atomic::{AtomicBool, AtomicU64, Ordering},
+};
 
 /// Live progress of one chain.
 #[derive(Debug, Default)]
@@ -12,6 +17,7 @@ pub struct ChainProgress {
     indexed: AtomicU64,
     events: AtomicU64,
     caught_up: AtomicBool,
+    rpc_error: Arc<Mutex<Option<String>>>,
 }
 
 impl ChainProgress {
@@ -48,6 +54,16 @@ impl ChainProgress {
     /// Events applied since the process started.
     pub fn events(&self) -> u64 {
         self.events.load(Ordering::Relaxed)
+    }
+
+    /// The slot the chain's RPC client reports its failing calls to (cleared on success).
+    pub fn rpc_error_slot(&self) -> Arc<Mutex<Option<String>>> {
+        self.rpc_error.clone()
+    }
+
+    /// What the chain's RPC calls fail with now, if they do.
+    pub fn rpc_error(&self) -> Option<String> {
+        self.rpc_error.lock().ok().and_then(|e| e.clone())
     }
 
     /// Whether the fetcher is at the head.

@@ -182,7 +182,16 @@ pub struct ChainSupervisor {
     blocks_per_second: f64,
     /// Reached the head with everything committed (and has not fallen far behind since).
     synced: bool,
+    /// Why the last pipeline failed, shown while the chain waits to restart.
+    last_failure: Option<String>,
+    /// The chain's endpoint, kept to follow the head while the chain is paused.
+    rpc: Option<RpcClient>,
+    /// A head poll of a paused chain is under way.
+    head_poll: bool,
 }
+
+/// How often a paused chain still reads the head, so its lag stays true.
+pub const PAUSED_HEAD_POLL: Duration = Duration::from_secs(5);
 
 impl ChainSupervisor {
     /// A supervisor for `chain` writing to `db`.
@@ -204,6 +213,9 @@ impl ChainSupervisor {
             events_per_second: 0.0,
             blocks_per_second: 0.0,
             synced: false,
+            last_failure: None,
+            rpc: None,
+            head_poll: false,
         }
     }
 
@@ -234,13 +246,14 @@ impl ChainSupervisor {
             return;
         };
         let rpc = match RpcClient::with_timeout(rpc_url, chain.id, chain.request_timeout()) {
-            Ok(rpc) => rpc,
+            Ok(rpc) => rpc.reporting_to(self.progress.rpc_error_slot()),
             Err(err) => {
                 tracing::error!(target: "indexer::supervisor", chain = chain.id, error = %err, "Chain stopped");
                 self.phase = Phase::Failed(err.to_string());
                 return;
             }
         };
+        self.rpc = Some(rpc.clone());
         let cap = self.indexer.mailbox_capacity;
         let handler_gauge = MailboxGauge::new(chain.id, "handler", "decoder", cap);
         let decoder_gauge = MailboxGauge::new(chain.id, "decoder", "fetcher", cap);
@@ -328,8 +341,48 @@ impl ChainSupervisor {
             restarts: self.restarts,
             error: match &self.phase {
                 Phase::Failed(e) => Some(e.clone()),
-                _ => None,
+                Phase::Stopped | Phase::Finished | Phase::Paused => None,
+                Phase::Restarting => self.progress.rpc_error().or_else(|| self.last_failure.clone()),
+                _ => self.progress.rpc_error(),
             },
+        }
+    }
+
+    /// While paused, reads the head now and then (one call at a time), so the status shows
+    /// how far behind the paused chain falls.
+    fn poll_paused_head(&mut self, ctx: &mut Context<Self>) {
+        if self.phase != Phase::Paused || self.head_poll {
+            return;
+        }
+        let Some(rpc) = self.rpc.clone() else { return };
+        self.head_poll = true;
+        let confirmations = self.chain.confirmations;
+        ctx.spawn(
+            async move {
+                let head = rpc.block_number().await;
+                tokio::time::sleep(PAUSED_HEAD_POLL).await;
+                head
+            }
+            .into_actor(self)
+            .map(move |head, act, _| {
+                act.head_poll = false;
+                if let Ok(head) = head {
+                    act.progress.set_head(head.saturating_sub(confirmations));
+                }
+            }),
+        );
+    }
+
+    /// Builds the endpoint client without starting a pipeline (a chain that starts paused).
+    fn ensure_rpc(&mut self) {
+        if self.rpc.is_some() {
+            return;
+        }
+        let chain = &self.chain;
+        if let Some(url) = chain.rpc_url.as_deref().filter(|url| !url.is_empty()) {
+            self.rpc = RpcClient::with_timeout(url, chain.id, chain.request_timeout())
+                .ok()
+                .map(|rpc| rpc.reporting_to(self.progress.rpc_error_slot()));
         }
     }
 
@@ -424,10 +477,11 @@ impl ChainSupervisor {
         };
         ctx.wait(work.into_actor(self).map(move |result, act, ctx| match result {
             Ok(restored) => {
+                let block = restored.map_or(0, |r| r.block_number);
                 metrics::histogram!("ensemble_reorg_depth_blocks", "chain" => act.label())
-                    .record(at.saturating_sub(restored.block_number) as f64);
-                act.progress.set_indexed(restored.block_number);
-                tracing::info!(target: "indexer::supervisor", chain, block = restored.block_number, "Rolled back; re-indexing the canonical chain");
+                    .record(at.saturating_sub(block) as f64);
+                act.progress.set_indexed(block);
+                tracing::info!(target: "indexer::supervisor", chain, block, "Rolled back; re-indexing the canonical chain");
                 act.start_pipeline(ctx);
             }
             Err(err) => {
@@ -441,11 +495,37 @@ impl ChainSupervisor {
 impl Actor for ChainSupervisor {
     type Context = Context<Self>;
 
+    /// Reads where the chain stands before anything runs: its checkpoint (the status shows
+    /// it from the first second, and `/ready` does not wait for a new block to learn it) and
+    /// its last status row (a chain paused by an operator stays paused across restarts of
+    /// the process, until `resume`).
     fn started(&mut self, ctx: &mut Self::Context) {
-        self.start_pipeline(ctx);
+        let db = self.db.clone();
+        let chain = self.chain.id;
+        let read = async move {
+            let checkpoint = crate::store::writer::read_checkpoint(&db, chain).await;
+            let row = chain_status::Entity::find_by_id(chain as i64).one(&db).await;
+            (checkpoint, row)
+        };
+        ctx.wait(read.into_actor(self).map(|(checkpoint, row), act, ctx| {
+            if let Ok(Some(checkpoint)) = checkpoint {
+                act.progress.set_indexed(checkpoint.block_number);
+                act.last_sample.2 = checkpoint.block_number;
+            }
+            let paused = matches!(&row, Ok(Some(row)) if row.phase == Phase::Paused.as_str());
+            if paused {
+                tracing::info!(target: "indexer::supervisor", chain = act.chain.id, "Chain was paused; it stays paused until resumed");
+                act.phase = Phase::Paused;
+                act.ensure_rpc();
+            } else {
+                act.start_pipeline(ctx);
+            }
+            act.write_status(ctx);
+        }));
         ctx.run_interval(STATUS_INTERVAL, |act, ctx| {
             act.sample();
             act.write_status(ctx);
+            act.poll_paused_head(ctx);
         });
     }
 }
@@ -458,6 +538,7 @@ impl actix::Handler<PipelineFailed> for ChainSupervisor {
             return;
         }
         let chain = self.chain.id;
+        self.last_failure = Some(crate::redaction::redact(&msg.error.to_string()).into_owned());
         // Drain without committing: the failed handler refuses to flush anyway, and the next
         // pipeline must not start before the old one is quiet.
         let drained = self.drain(ctx, false);

@@ -2,7 +2,11 @@
 //! [`RpcClient::retry`]: exponential backoff with full jitter, bounded attempts, and a counter
 //! per outcome so retries are visible in `/metrics`.
 
-use std::{future::Future, time::Duration};
+use std::{
+    future::Future,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use alloy::{
     eips::BlockNumberOrTag,
@@ -73,6 +77,9 @@ pub struct RpcClient {
     /// may be shown: scheme, host and port only.
     url: String,
     shown_url: String,
+    /// Where the error of a failing call is reported while it is retried (cleared by the
+    /// next success), for status output.
+    failing: Option<Arc<Mutex<Option<String>>>>,
 }
 
 impl std::fmt::Debug for RpcClient {
@@ -135,7 +142,23 @@ impl RpcClient {
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             url: url.to_owned(),
             shown_url,
+            failing: None,
         })
+    }
+
+    /// The same client, reporting the error of each failing call into `slot` (and clearing
+    /// it on success).
+    pub fn reporting_to(mut self, slot: Arc<Mutex<Option<String>>>) -> Self {
+        self.failing = Some(slot);
+        self
+    }
+
+    fn report(&self, error: Option<&RpcError>) {
+        if let Some(slot) = &self.failing
+            && let Ok(mut slot) = slot.lock()
+        {
+            *slot = error.map(|e| format!("{e} (retrying)"));
+        }
     }
 
     /// Runs `call` until it succeeds, fails permanently, or runs out of attempts.
@@ -149,8 +172,14 @@ impl RpcClient {
             metrics::counter!("ensemble_rpc_requests_total", "chain" => self.chain.clone(), "event" => method)
                 .increment(1);
             match call().await.map_err(|e| e.redacted(&self.url, &self.shown_url)) {
-                Ok(value) => return Ok(value),
+                Ok(value) => {
+                    if attempt > 0 {
+                        self.report(None);
+                    }
+                    return Ok(value);
+                }
                 Err(err) if err.is_retryable() && attempt + 1 < self.max_attempts => {
+                    self.report(Some(&err));
                     attempt += 1;
                     metrics::counter!("ensemble_rpc_retries_total", "chain" => self.chain.clone(), "event" => method)
                         .increment(1);
@@ -165,6 +194,9 @@ impl RpcClient {
                 Err(err) => {
                     metrics::counter!("ensemble_rpc_errors_total", "chain" => self.chain.clone(), "event" => method)
                         .increment(1);
+                    if err.is_retryable() {
+                        self.report(Some(&err));
+                    }
                     return Err(err);
                 }
             }

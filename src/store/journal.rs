@@ -300,13 +300,14 @@ async fn restore_domain<C: ConnectionTrait>(
 }
 
 /// Undoes every journaled window of `chain_id` that ends at or after `fork_block`, in one
-/// transaction, and returns the restored checkpoint. Errors with
+/// transaction, and returns the restored checkpoint (none when everything was undone from
+/// genesis). Errors with
 /// [`StoreError::ReorgBeyondJournal`] when the fork lies before the journal.
 pub async fn rollback(
     db: &DatabaseConnection,
     chain_id: u64,
     fork_block: u64,
-) -> Result<Checkpoint, StoreError> {
+) -> Result<Option<Checkpoint>, StoreError> {
     let txn = super::database::begin_write(db).await?;
     let undo: Vec<journal_window::Model> = journal_window::Entity::find()
         .filter(journal_window::Column::ChainId.eq(chain_id as i64))
@@ -405,23 +406,35 @@ pub async fn rollback(
         .exec(&txn)
         .await
         .map_err(StoreError::db("rollback clear"))?;
-    let restored = Checkpoint {
+    let restored = (earliest.window_start > 0).then(|| Checkpoint {
         chain_id,
-        block_number: (earliest.window_start as u64).saturating_sub(1),
+        block_number: earliest.window_start as u64 - 1,
         block_hash: earliest.start_parent_hash,
-    };
-    upsert::<checkpoint::Entity, _>(
-        &txn,
-        &[checkpoint::Model {
-            chain_id: chain_id as i64,
-            block_number: restored.block_number as i64,
-            block_hash: restored.block_hash.clone(),
-            updated_at: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64),
-        }],
-    )
-    .await?;
+    });
+    match &restored {
+        Some(restored) => {
+            upsert::<checkpoint::Entity, _>(
+                &txn,
+                &[checkpoint::Model {
+                    chain_id: chain_id as i64,
+                    block_number: restored.block_number as i64,
+                    block_hash: restored.block_hash.clone(),
+                    updated_at: std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs() as i64),
+                }],
+            )
+            .await?;
+        }
+        // Undone from genesis: nothing is indexed, and the chain starts over from its start
+        // block (there is no block before genesis to link to).
+        None => {
+            checkpoint::Entity::delete_by_id(chain_id as i64)
+                .exec(&txn)
+                .await
+                .map_err(StoreError::db("rollback checkpoint"))?;
+        }
+    }
     txn.commit().await.map_err(StoreError::db("commit rollback"))?;
     Ok(restored)
 }
