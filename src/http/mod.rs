@@ -12,12 +12,12 @@ pub mod client_slots;
 pub mod descriptors;
 pub mod graphql_endpoint;
 pub mod request_limits;
+pub mod subscriptions;
 
 use std::{net::SocketAddr, time::Duration};
 
 use actix_web::{App, HttpResponse, HttpServer, dev::Server, guard, middleware, web};
 use async_graphql::http::GraphiQLSource;
-use async_graphql_actix_web::GraphQLSubscription;
 use entities::chain_status;
 use metrics_exporter_prometheus::PrometheusHandle;
 use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, QueryOrder};
@@ -66,18 +66,6 @@ async fn graphiql() -> HttpResponse {
     HttpResponse::Ok().content_type("text/html; charset=utf-8").body(
         GraphiQLSource::build().endpoint("/graphql").subscription_endpoint("/graphql").finish(),
     )
-}
-
-/// Subscriptions: `GET /graphql` with a websocket upgrade (`graphql-transport-ws` or the
-/// older `graphql-ws` protocol). A silent client is dropped after [`WS_KEEPALIVE`].
-async fn graphql_ws(
-    schema: web::Data<graphql::EnsSchema>,
-    req: actix_web::HttpRequest,
-    payload: web::Payload,
-) -> actix_web::Result<HttpResponse> {
-    GraphQLSubscription::new(graphql::EnsSchema::clone(&schema))
-        .keepalive_timeout(WS_KEEPALIVE)
-        .start(&req, payload)
 }
 
 async fn metrics(handle: web::Data<PrometheusHandle>) -> HttpResponse {
@@ -236,7 +224,9 @@ pub fn server(
                 .route("/graphql", web::post().to(graphql_endpoint::graphql_post))
                 .route(
                     "/graphql",
-                    web::get().guard(guard::Header("upgrade", "websocket")).to(graphql_ws),
+                    web::get()
+                        .guard(guard::Header("upgrade", "websocket"))
+                        .to(subscriptions::graphql_ws),
                 )
                 .route("/graphql", web::get().to(graphiql));
         }

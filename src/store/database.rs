@@ -88,6 +88,9 @@ pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, 
     if !is_sqlite && !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
         return Err(StoreError::UnsupportedUrl(url.to_owned()));
     }
+    if !is_sqlite {
+        check_reachable(url).await?;
+    }
     let mut opts = ConnectOptions::new(url.to_owned());
     opts.max_connections(DEFAULT_MAX_CONNECTIONS)
         .connect_timeout(Duration::from_secs(10))
@@ -126,6 +129,36 @@ pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, 
         opts.map_sqlx_postgres_pool_opts(with_nodelay);
     }
     Database::connect(opts).await.map_err(StoreError::db("connect"))
+}
+
+/// How long the first connection to a PostgreSQL server may take.
+pub const FIRST_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Opens one connection to the PostgreSQL server of `url` and closes it, so that a server
+/// that is down, unknown or refusing is reported at once with its host and the reason. (A
+/// pool retries silently until its acquire timeout, then only says it timed out.)
+async fn check_reachable(url: &str) -> Result<(), StoreError> {
+    use sea_orm::sqlx::{ConnectOptions as _, Connection as _, postgres::PgConnectOptions};
+    let target = reqwest::Url::parse(url).map_or_else(
+        |_| "the configured server".to_owned(),
+        |u| {
+            let port = u.port().map(|p| format!(":{p}")).unwrap_or_default();
+            format!("{}{port}{}", u.host_str().unwrap_or("localhost"), u.path())
+        },
+    );
+    let unreachable = |reason: String| StoreError::Unreachable {
+        target: target.clone(),
+        reason: crate::redaction::redact(&reason).into_owned(),
+    };
+    let options: PgConnectOptions = url.parse().map_err(|e| unreachable(format!("{e}")))?;
+    match tokio::time::timeout(FIRST_CONNECT_TIMEOUT, options.connect()).await {
+        Ok(Ok(conn)) => {
+            let _ = conn.close().await;
+            Ok(())
+        }
+        Ok(Err(err)) => Err(unreachable(err.to_string())),
+        Err(_) => Err(unreachable(format!("no answer within {FIRST_CONNECT_TIMEOUT:?}"))),
+    }
 }
 
 /// A PostgreSQL pool whose new connections get `TCP_NODELAY`: sqlx leaves Nagle's algorithm

@@ -57,6 +57,14 @@ pub enum StoreError {
         #[source]
         source: entities::packed_words::MalformedPacking,
     },
+    /// The database server could not be reached when the process started.
+    #[error("cannot reach the database at {target}: {reason}")]
+    Unreachable {
+        /// Host and port (never the password).
+        target: String,
+        /// What connecting said.
+        reason: String,
+    },
     /// The database URL is not one Ensemble can use.
     #[error("unsupported database url {0:?}: use sqlite://<file>?mode=rwc or postgres://...")]
     UnsupportedUrl(String),
@@ -75,6 +83,7 @@ impl StoreError {
                 source,
                 DbErr::Conn(_) | DbErr::ConnectionAcquire(_) | DbErr::Exec(_) | DbErr::Query(_)
             ),
+            Self::Unreachable { .. } => true,
             Self::UnsupportedUrl(_)
             | Self::UnsupportedColumn { .. }
             | Self::Journal(_)
