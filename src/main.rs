@@ -317,7 +317,7 @@ async fn bench_query(
 ) -> anyhow::Result<()> {
     use ensemble::bench::{namegraph, query, report};
     use sea_orm::{EntityTrait, PaginatorTrait};
-    let db = ensemble::store::database::connect(database_url).await?;
+    let db = ensemble::store::database::connect_current(database_url).await?;
     let held = entities::domain::Entity::find().count(&db).await?;
     if (held as usize) < domains {
         tracing::info!(target: "bench", held, domains, seed, "Generating a namegraph");
@@ -442,7 +442,7 @@ async fn import_labels(
 ) -> anyhow::Result<()> {
     use ensemble::label_import::{self, Format};
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-    let db = ensemble::store::database::connect(database_url).await?;
+    let db = ensemble::store::database::connect_current(database_url).await?;
     let size = std::fs::metadata(file).with_context(|| format!("reading {}", file.display()))?;
     let bar = ProgressBar::with_draw_target(Some(size.len()), ProgressDrawTarget::stderr());
     bar.set_style(
@@ -583,7 +583,7 @@ fn main() -> anyhow::Result<()> {
             }
             Command::Dump { config } => {
                 let config = Config::load(config.as_deref(), env())?;
-                let db = ensemble::store::database::connect(&config.database.url).await?;
+                let db = ensemble::store::database::connect_current(&config.database.url).await?;
                 print!("{}", ensemble::dump::dump(&db).await?);
                 Ok(())
             }

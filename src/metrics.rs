@@ -49,6 +49,7 @@ pub fn install() -> PrometheusHandle {
             // handle still renders (an empty page) rather than failing startup.
             let _ = metrics::set_global_recorder(recorder);
             describe();
+            metrics::gauge!("ensemble_query_indexes_deferred").increment(0.0);
             let upkeep = handle.clone();
             let started =
                 std::thread::Builder::new().name("metrics-upkeep".into()).spawn(move || {
@@ -67,6 +68,38 @@ pub fn install() -> PrometheusHandle {
             handle
         })
         .clone()
+}
+
+/// RPC methods the indexer calls, each a value of the RPC counters' `event` label.
+pub const RPC_METHODS: [&str; 5] =
+    ["eth_blockNumber", "eth_call", "eth_chainId", "eth_getBlockByNumber", "eth_getLogs"];
+
+/// Creates the counters of one chain at zero, so that a dashboard or an alert sees every
+/// documented series from the start, not only after its first event (a rate over a series
+/// that does not exist yet is no data, not zero). `contracts` are the roles of the chain's
+/// contracts (`resolver` is added: resolver events come from any address).
+pub fn register_chain(chain: u64, contracts: &[&'static str]) {
+    let chain = chain.to_string();
+    metrics::counter!("ensemble_actor_restarts_total", "chain" => chain.clone(), "actor" => "pipeline")
+        .absolute(0);
+    metrics::counter!("ensemble_reorgs_total", "chain" => chain.clone()).absolute(0);
+    metrics::counter!("ensemble_text_values_unknown_total", "chain" => chain.clone()).absolute(0);
+    for contract in contracts.iter().copied().chain(["resolver", "unknown"]) {
+        metrics::counter!("ensemble_logs_undecodable_total", "chain" => chain.clone(), "contract" => contract)
+            .absolute(0);
+    }
+    for method in RPC_METHODS {
+        for name in [
+            "ensemble_rpc_requests_total",
+            "ensemble_rpc_retries_total",
+            "ensemble_rpc_errors_total",
+        ] {
+            metrics::counter!(name, "chain" => chain.clone(), "event" => method).absolute(0);
+        }
+    }
+    metrics::gauge!("ensemble_chain_lag_blocks", "chain" => chain.clone()).increment(0.0);
+    metrics::gauge!("ensemble_chain_head_block", "chain" => chain.clone()).increment(0.0);
+    metrics::gauge!("ensemble_chain_indexed_block", "chain" => chain).increment(0.0);
 }
 
 /// HELP text and units of every metric (Prometheus tooling expects them).

@@ -172,6 +172,7 @@ impl Service {
             tracing::warn!(target: "ensemble", ?timeout, "Shutdown deadline passed; exiting with work uncommitted (it resumes from the checkpoint)");
         }
         let _ = tokio::time::timeout(timeout, self.server.stop(true)).await;
+        store::database::truncate_wal(&self.db).await;
     }
 
     /// Stops at once without committing in-flight work (tests and fatal exits).

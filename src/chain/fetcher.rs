@@ -33,6 +33,9 @@ use crate::{
     store::{journal::JournalWindow, writer::read_checkpoint},
 };
 
+/// Capacity of the fetcher's mailbox: it receives one [`StopFetching`] per pipeline.
+pub const MAILBOX_CAPACITY: usize = 1;
+
 /// Successful windows in a row after which a narrowed window doubles again.
 pub const WINDOW_GROWTH_STREAK: u32 = 4;
 
@@ -76,15 +79,22 @@ impl Fetcher {
     }
 }
 
-/// Stop fetching now; windows already sent stay queued downstream.
+/// Stop fetching now; windows already sent stay queued downstream. The fetcher's mailbox
+/// carries only these (its data goes out, nothing comes in), counted as `actor="fetcher"`
+/// in the mailbox metrics.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct StopFetching;
+pub struct StopFetching {
+    /// When it was sent, and the gauge it was counted in.
+    pub sent: (std::time::Instant, MailboxGauge),
+}
 
 impl actix::Handler<StopFetching> for Fetcher {
     type Result = ();
 
-    fn handle(&mut self, _: StopFetching, ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: StopFetching, ctx: &mut Self::Context) {
+        let (at, gauge) = msg.sent;
+        gauge.dequeued(at);
         // Stopping the context drops the fetch loop at its next await point.
         ctx.stop();
     }
@@ -94,6 +104,7 @@ impl Actor for Fetcher {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
         let Some(job) = self.job.take() else { return };
         let generation = self.generation;
         ctx.spawn(job.run().into_actor(self).map(move |result, act, ctx| {

@@ -157,6 +157,7 @@ pub struct ChainStatus {
 #[derive(Debug)]
 struct Pipeline {
     fetcher: Addr<Fetcher>,
+    fetcher_gauge: MailboxGauge,
     decoder: Addr<Decoder>,
     handler: Addr<Handler>,
 }
@@ -289,7 +290,9 @@ impl ChainSupervisor {
         let me = ctx.address();
         let fetcher =
             Fetcher::new(job, self.generation, me.clone().recipient(), me.recipient()).start();
-        self.pipeline = Some(Pipeline { fetcher, decoder, handler });
+        let fetcher_gauge =
+            MailboxGauge::new(chain.id, "fetcher", "supervisor", super::fetcher::MAILBOX_CAPACITY);
+        self.pipeline = Some(Pipeline { fetcher, fetcher_gauge, decoder, handler });
         tracing::info!(target: "indexer::supervisor", chain = chain.id, generation = self.generation, "Pipeline started");
     }
 
@@ -304,7 +307,11 @@ impl ChainSupervisor {
         let chain = self.chain.id;
         async move {
             let Some(p) = pipeline else { return };
-            let _ = p.fetcher.send(StopFetching).await;
+            let sent = (p.fetcher_gauge.enqueued(), p.fetcher_gauge.clone());
+            if p.fetcher.send(StopFetching { sent }).await.is_err() {
+                // The fetcher had stopped already (its loop ended): the message never arrived.
+                p.fetcher_gauge.undo();
+            }
             let _ = p.decoder.send(DrainDecoder).await;
             if let Ok(Err(err)) = p.handler.send(Drain { flush: commit }).await {
                 tracing::warn!(target: "indexer::supervisor", chain, error = %err, "Final flush failed; the chain resumes from its previous checkpoint");
@@ -342,7 +349,9 @@ impl ChainSupervisor {
             error: match &self.phase {
                 Phase::Failed(e) => Some(e.clone()),
                 Phase::Stopped | Phase::Finished | Phase::Paused => None,
-                Phase::Restarting => self.progress.rpc_error().or_else(|| self.last_failure.clone()),
+                Phase::Restarting => {
+                    self.progress.rpc_error().or_else(|| self.last_failure.clone())
+                }
                 _ => self.progress.rpc_error(),
             },
         }
@@ -500,6 +509,9 @@ impl Actor for ChainSupervisor {
     /// its last status row (a chain paused by an operator stays paused across restarts of
     /// the process, until `resume`).
     fn started(&mut self, ctx: &mut Self::Context) {
+        let roles: Vec<&'static str> =
+            self.chain.contracts.iter().map(|c| c.role.as_str()).collect();
+        crate::metrics::register_chain(self.chain.id, &roles);
         let db = self.db.clone();
         let chain = self.chain.id;
         let read = async move {

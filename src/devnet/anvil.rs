@@ -30,6 +30,23 @@ pub struct Anvil {
     pub chain_id: u64,
 }
 
+/// Makes the kernel stop the node when the thread that started it ends, so that a process
+/// that dies without running destructors (killed, or aborted) leaves no node behind.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn die_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe and touches only the child.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn die_with_parent(_: &mut Command) {}
+
 impl Anvil {
     /// Installs anvil if needed and starts it with chain id `chain_id`.
     pub async fn spawn(chain_id: u64) -> Result<Self, DevnetError> {
@@ -44,16 +61,18 @@ impl Anvil {
             .and_then(|l| l.local_addr())
             .map_err(|e| DevnetError::Anvil(e.to_string()))?
             .port();
-        let child = Command::new(install::anvil_bin(&dir))
+        let mut command = Command::new(install::anvil_bin(&dir));
+        command
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(["--chain-id", &chain_id.to_string()])
             .args(["--prune-history", &states.to_string()])
             .args(["--block-base-fee-per-gas", "0", "--gas-limit", &BLOCK_GAS_LIMIT.to_string()])
             .args(["--no-mining", "--silent"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| DevnetError::Anvil(format!("cannot start: {e}")))?;
+            .stderr(Stdio::null());
+        die_with_parent(&mut command);
+        let child =
+            command.spawn().map_err(|e| DevnetError::Anvil(format!("cannot start: {e}")))?;
         let anvil = Self { child, url: format!("http://127.0.0.1:{port}"), chain_id };
         let provider = anvil.provider();
         let deadline = Instant::now() + Duration::from_secs(30);

@@ -81,6 +81,33 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, StoreError> {
     Ok(db)
 }
 
+/// On SQLite, moves the write-ahead log into the database file and truncates it: a backfill
+/// grows the log to its largest size and it keeps that size on disk (hundreds of MB beside a
+/// much smaller database) until it is truncated. Done at a graceful shutdown, when nothing
+/// writes; a failure is logged and changes nothing (the log is replayed on the next open).
+pub async fn truncate_wal(db: &DatabaseConnection) {
+    if db.get_database_backend() != sea_orm::DatabaseBackend::Sqlite {
+        return;
+    }
+    use sea_orm::ConnectionTrait;
+    if let Err(err) = db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)").await {
+        tracing::warn!(target: "store", error = %err, "Write-ahead log not truncated");
+    }
+}
+
+/// Opens `url` for a tool that reads or writes rows but does not own the schema (`dump`,
+/// `labels import`): nothing is migrated, and a database whose schema is behind this build
+/// (or was never created) is an error that says to run `ensemble migrate`.
+pub async fn connect_current(url: &str) -> Result<DatabaseConnection, StoreError> {
+    let db = connect_without_migrating(url).await?;
+    let pending =
+        Migrator::get_pending_migrations(&db).await.map_err(StoreError::db("read migrations"))?;
+    if !pending.is_empty() {
+        return Err(StoreError::SchemaBehind { pending: pending.len() });
+    }
+    Ok(db)
+}
+
 /// Opens `url` as it is: for API-only processes, which never change the schema (several may
 /// start at once against one PostgreSQL; the indexers or `ensemble migrate` own migrations).
 pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, StoreError> {

@@ -65,6 +65,14 @@ pub enum StoreError {
         /// What connecting said.
         reason: String,
     },
+    /// The database's schema is older than this build (or absent).
+    #[error(
+        "the database schema is {pending} migrations behind this build; run `ensemble migrate` (or start the indexer) first"
+    )]
+    SchemaBehind {
+        /// Migrations not applied.
+        pending: usize,
+    },
     /// The database URL is not one Ensemble can use.
     #[error("unsupported database url {0:?}: use sqlite://<file>?mode=rwc or postgres://...")]
     UnsupportedUrl(String),
@@ -85,6 +93,7 @@ impl StoreError {
             ),
             Self::Unreachable { .. } => true,
             Self::UnsupportedUrl(_)
+            | Self::SchemaBehind { .. }
             | Self::UnsupportedColumn { .. }
             | Self::Journal(_)
             | Self::MalformedEvent { .. }
