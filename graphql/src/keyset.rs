@@ -327,6 +327,7 @@ mod tests {
                 event::Column::BlockNumber,
             ]),
             key: |_| Vec::new(),
+            kinds: &[KeyKind::Int; 3],
             index_prefix: None,
         };
         let up = sql(&keyset, true);

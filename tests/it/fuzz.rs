@@ -1,6 +1,9 @@
 //! Hostile input over HTTP: thousands of malformed, oversized, deeply nested and otherwise
-//! abusive GraphQL requests. None may produce a 5xx or take the server down; afterwards it
-//! still answers a normal query correctly.
+//! abusive GraphQL requests: token soup, argument literals, variable values and defaults and
+//! directive arguments nested thousands deep, fragments that fan out or chain, and bodies
+//! that are not JSON, too large, or streamed without a length. None may produce a 5xx or take
+//! the server (here: the test's own process) down, every error carries a stable code, and
+//! afterwards the server still answers a normal query correctly.
 
 use ensemble::{Service, devnet::scenario::ScenarioOptions};
 use rand::{Rng, SeedableRng, rngs::StdRng, seq::IndexedRandom};
@@ -10,6 +13,27 @@ use crate::support::{self, Backend, TestDb};
 
 /// Requests sent.
 const REQUESTS: usize = 3000;
+
+/// The codes an error may carry (`INTERNAL` is not among them: hostile input is the
+/// client's fault, never an internal error).
+pub(crate) const CODES: &[&str] = &[
+    "INVALID_NAME",
+    "INVALID_CURSOR",
+    "INVALID_ARGUMENT",
+    "TOO_MANY_ALIASES",
+    "TOO_MANY_SUBSCRIPTIONS",
+    "TIMEOUT",
+    "TOO_DEEP",
+    "TOO_COMPLEX",
+    "TOO_MANY_DIRECTIVES",
+    "GRAPHQL_PARSE_FAILED",
+    "GRAPHQL_VALIDATION_FAILED",
+    "BAD_REQUEST",
+    "PAYLOAD_TOO_LARGE",
+    "REQUEST_TIMEOUT",
+    "TOO_MANY_REQUESTS",
+    "UNSUPPORTED_MEDIA_TYPE",
+];
 
 const TOKENS: [&str; 40] = [
     "{",
@@ -55,7 +79,7 @@ const TOKENS: [&str; 40] = [
 ];
 
 fn random_query(rng: &mut StdRng) -> Value {
-    match rng.random_range(0..11) {
+    match rng.random_range(0..16) {
         // Token soup.
         0 | 1 => {
             let n = rng.random_range(1..60);
@@ -134,6 +158,77 @@ fn random_query(rng: &mut StdRng) -> Value {
         }
         // Not a query at all.
         9 => json!({ "query": Value::Null, "operationName": rng.random::<u32>() }),
+        // Argument literals nested far past any limit, mixing lists and objects.
+        10 => {
+            let depth = rng.random_range(1..6000);
+            let (mut open, mut close) = (String::new(), String::new());
+            for _ in 0..depth {
+                if rng.random_bool(0.5) {
+                    open.push('[');
+                    close.insert(0, ']');
+                } else {
+                    open.push_str("{a: ");
+                    close.insert(0, '}');
+                }
+            }
+            let place = [
+                format!("{{ domain(by: {{name: {open}\"x\"{close}}}) {{ id }} }}"),
+                format!("query($v: String = {open}1{close}) {{ root {{ id }} }}"),
+                format!("{{ root {{ id @skip(if: {open}true{close}) }} }}"),
+                format!(
+                    "query($v: {}String{}) {{ root {{ id }} }}",
+                    "[".repeat(depth),
+                    "]".repeat(depth)
+                ),
+                format!("{}{}", "{ root ".repeat(depth), "}".repeat(depth)),
+            ];
+            json!({ "query": place.choose(rng).unwrap() })
+        }
+        // Variable values nested deeply (JSON arrays and objects).
+        11 => {
+            let depth = rng.random_range(1..200);
+            let mut value = json!("x");
+            for _ in 0..depth {
+                value = if rng.random_bool(0.5) { json!([value]) } else { json!({ "a": value }) };
+            }
+            json!({ "query": "query($v: String) { root { id } }", "variables": { "v": value } })
+        }
+        // Fragments fanning out (each spreading the next two or more times) or chaining.
+        12 => {
+            let levels = rng.random_range(1..40);
+            let width = rng.random_range(1..4);
+            let leaf = ["__typename", "root { __typename }", "a: root { id }"].choose(rng).unwrap();
+            let mut query = String::from("query { ...F0 }");
+            for i in 0..levels {
+                let spreads = format!("...F{} ", i + 1).repeat(width);
+                query.push_str(&format!(" fragment F{i} on Query {{ {spreads} }}"));
+            }
+            query.push_str(&format!(" fragment F{levels} on Query {{ {leaf} }}"));
+            json!({ "query": query })
+        }
+        // A fragment spreading itself, and spreads of unknown fragments.
+        13 => {
+            let query = [
+                "{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }",
+                "{ ...Nope }",
+                "fragment A on Query { __typename }",
+            ]
+            .choose(rng)
+            .copied();
+            json!({ "query": query })
+        }
+        // Request shapes that are not one GraphQL request.
+        14 => [
+            json!({ "query": 1 }),
+            json!({ "query": "{ root { id } }", "variables": [1] }),
+            json!("text"),
+            json!(null),
+            json!({}),
+            json!({ "query": "{ root { id } }", "operationName": "Missing" }),
+        ]
+        .choose(rng)
+        .unwrap()
+        .clone(),
         _ => json!([{ "query": "{ __typename }" }, { "query": "{" }]),
     }
 }
@@ -161,6 +256,19 @@ async fn thousands_of_hostile_requests_get_no_5xx() {
             let len = if i % 100 == 0 { 200_000 } else { rng.random_range(1..500) };
             let body: Vec<u8> = (0..len).map(|_| rng.random()).collect();
             client.post(&url).header("content-type", "application/json").body(body)
+        } else if i % 50 == 25 {
+            // A body streamed without a length (chunked), sometimes past the limit, under
+            // another content type.
+            let len = [10usize, 60_000, 70_000, 1_000_000][rng.random_range(0..4)];
+            let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+                vec![Ok(b"{\"query\":\"".to_vec()), Ok(vec![b'a'; len]), Ok(b"\"}".to_vec())];
+            let content_type =
+                ["text/plain", "multipart/form-data; boundary=x", "application/json"]
+                    [rng.random_range(0..3)];
+            client
+                .post(&url)
+                .header("content-type", content_type)
+                .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
         } else {
             client.post(&url).json(&random_query(&mut rng))
         };
@@ -175,6 +283,19 @@ async fn thousands_of_hostile_requests_get_no_5xx() {
             response.text().await.unwrap_or_default()
         );
         *statuses.entry(status).or_insert(0) += 1;
+        let body: Value =
+            response.json().await.unwrap_or_else(|e| panic!("request {i}: body not JSON: {e}"));
+        if let Some(errors) = body.get("errors").and_then(Value::as_array) {
+            for error in errors {
+                let code = error["extensions"]["code"].as_str();
+                assert!(
+                    code.is_some_and(|c| CODES.contains(&c)),
+                    "request {i}: an error without a stable code: {error}"
+                );
+            }
+        } else {
+            assert_eq!(status, 200, "request {i}: a refusal without errors: {body}");
+        }
     }
     eprintln!("statuses: {statuses:?}");
     let answer: Value = client

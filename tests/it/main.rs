@@ -15,6 +15,7 @@ mod fuzz;
 mod graphql;
 mod handlers;
 mod history;
+mod hostile;
 mod indexing;
 mod key_listings;
 mod label_heal;
