@@ -22,7 +22,7 @@ use std::{
 
 use actix::prelude::*;
 use entities::chain_status;
-use sea_orm::{DatabaseConnection, EntityTrait, IntoActiveModel, sea_query::OnConflict};
+use sea_orm::DatabaseConnection;
 
 use super::{
     PipelineError,
@@ -417,7 +417,8 @@ impl ChainSupervisor {
             .set(self.progress.head().saturating_sub(b) as f64);
     }
 
-    fn write_status(&self, ctx: &mut Context<Self>) {
+    /// Writes the status row now (the returned future does the write).
+    fn status_write(&self) -> impl Future<Output = ()> + use<> {
         let s = self.status();
         let row = chain_status::Model {
             chain_id: s.chain_id as i64,
@@ -435,33 +436,15 @@ impl ChainSupervisor {
         };
         let db = self.db.clone();
         let chain = self.chain.id;
-        ctx.spawn(
-            async move {
-                let columns = [
-                    chain_status::Column::Name,
-                    chain_status::Column::Phase,
-                    chain_status::Column::HeadBlock,
-                    chain_status::Column::IndexedBlock,
-                    chain_status::Column::EventsPerSecond,
-                    chain_status::Column::EtaSeconds,
-                    chain_status::Column::Restarts,
-                    chain_status::Column::Error,
-                    chain_status::Column::UpdatedAt,
-                ];
-                let upsert = chain_status::Entity::insert(row.into_active_model())
-                    .on_conflict(
-                        OnConflict::column(chain_status::Column::ChainId)
-                            .update_columns(columns)
-                            .to_owned(),
-                    )
-                    .exec_without_returning(&db)
-                    .await;
-                if let Err(err) = upsert {
-                    tracing::debug!(target: "indexer::supervisor", chain, error = %err, "Status not written");
-                }
+        async move {
+            if let Err(err) = crate::store::status_row::write_status(&db, row).await {
+                tracing::debug!(target: "indexer::supervisor", chain, error = %err, "Status not written");
             }
-            .into_actor(self),
-        );
+        }
+    }
+
+    fn write_status(&self, ctx: &mut Context<Self>) {
+        ctx.spawn(self.status_write().into_actor(self));
     }
 }
 
@@ -516,7 +499,7 @@ impl Actor for ChainSupervisor {
         let chain = self.chain.id;
         let read = async move {
             let checkpoint = crate::store::writer::read_checkpoint(&db, chain).await;
-            let row = chain_status::Entity::find_by_id(chain as i64).one(&db).await;
+            let row = crate::store::status_row::read_status(&db, chain).await;
             (checkpoint, row)
         };
         ctx.wait(read.into_actor(self).map(|(checkpoint, row), act, ctx| {
@@ -615,15 +598,19 @@ impl actix::Handler<Control> for ChainSupervisor {
                 .increment(1);
         }
         let drained = self.drain(ctx, commit);
-        AtomicResponse::new(Box::pin(drained.into_actor(self).map(move |(), act, ctx| {
+        // The answer waits for the status row: after a shutdown or pause returns, every
+        // process reading the database sees it.
+        AtomicResponse::new(Box::pin(drained.into_actor(self).then(move |(), act, ctx| {
             if next == Phase::Starting {
                 act.consecutive_failures = 0;
                 act.start_pipeline(ctx);
-            } else {
+            } else if !(next == Phase::Stopped && act.phase == Phase::Paused) {
+                // A paused chain stays paused through a shutdown: its row says so, and the
+                // next process keeps it paused.
                 act.phase = next;
             }
-            act.write_status(ctx);
-            act.status()
+            let status = act.status();
+            act.status_write().into_actor(act).map(move |(), _, _| status)
         })))
     }
 }

@@ -27,6 +27,7 @@ mod reorg;
 mod restart;
 mod split;
 mod sqlite_settings;
+mod status;
 mod support;
 mod teardown;
 mod throughput;
