@@ -25,6 +25,7 @@ mod ordering;
 mod query_indexes;
 mod reorg;
 mod restart;
+mod secrets;
 mod split;
 mod sqlite_settings;
 mod status;
