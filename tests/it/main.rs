@@ -24,6 +24,7 @@ mod multichain;
 mod ordering;
 mod query_indexes;
 mod reorg;
+mod reorg_positions;
 mod restart;
 mod secrets;
 mod split;
