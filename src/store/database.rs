@@ -99,11 +99,26 @@ pub async fn truncate_wal(db: &DatabaseConnection) {
 /// `labels import`): nothing is migrated, and a database whose schema is behind this build
 /// (or was never created) is an error that says to run `ensemble migrate`.
 pub async fn connect_current(url: &str) -> Result<DatabaseConnection, StoreError> {
+    use sea_orm::{ConnectionTrait, Statement};
     let db = connect_without_migrating(url).await?;
-    let pending =
-        Migrator::get_pending_migrations(&db).await.map_err(StoreError::db("read migrations"))?;
-    if !pending.is_empty() {
-        return Err(StoreError::SchemaBehind { pending: pending.len() });
+    // Read the migration table directly: the migrator's own look-ups create it first.
+    let applied: Vec<String> = match db
+        .query_all_raw(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT version FROM seaql_migrations",
+        ))
+        .await
+    {
+        Ok(rows) => rows.iter().filter_map(|r| r.try_get::<String>("", "version").ok()).collect(),
+        // No migration table: nothing was ever migrated.
+        Err(_) => Vec::new(),
+    };
+    let pending = Migrator::migrations()
+        .iter()
+        .filter(|m| !applied.iter().any(|a| a == m.name()))
+        .count();
+    if pending > 0 {
+        return Err(StoreError::SchemaBehind { pending });
     }
     Ok(db)
 }

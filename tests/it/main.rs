@@ -6,6 +6,7 @@
 mod admin;
 mod bulk_upsert;
 mod connection_walk;
+mod cursors;
 mod database_faults;
 mod decode_errors;
 mod domain_key_migration;
@@ -21,6 +22,7 @@ mod key_listings;
 mod label_heal;
 mod metrics;
 mod multichain;
+mod operations;
 mod ordering;
 mod query_indexes;
 mod reorg;
