@@ -113,10 +113,8 @@ pub async fn connect_current(url: &str) -> Result<DatabaseConnection, StoreError
         // No migration table: nothing was ever migrated.
         Err(_) => Vec::new(),
     };
-    let pending = Migrator::migrations()
-        .iter()
-        .filter(|m| !applied.iter().any(|a| a == m.name()))
-        .count();
+    let pending =
+        Migrator::migrations().iter().filter(|m| !applied.iter().any(|a| a == m.name())).count();
     if pending > 0 {
         return Err(StoreError::SchemaBehind { pending });
     }

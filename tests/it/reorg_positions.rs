@@ -13,21 +13,11 @@ use ensemble::{
 
 use crate::{
     reorg::wait_for_hash,
-    support::{self, Backend, TestDb},
+    support::{self, Backend, TestDb, fresh_dump},
 };
 
 /// Finality depth of the longer chains; every reorg depth up to it is played.
 const FINALITY: u64 = 6;
-
-/// The dump of a fresh index of the chain as it is now.
-async fn fresh_dump(chain: &ChainConfig, driver: &Driver) -> String {
-    let db = TestDb::new(Backend::Sqlite).await;
-    let service = Service::start(&support::config(&db.url, chain.clone())).await.unwrap();
-    wait_for_hash(&service.db, chain.id, driver).await;
-    let dump = ensemble::dump::dump(&service.db).await.unwrap();
-    service.stop().await;
-    dump
-}
 
 fn assert_same(actual: &str, expected: &str, what: &str) {
     if actual != expected {

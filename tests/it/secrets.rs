@@ -140,6 +140,16 @@ async fn no_secret_in_any_log_line(backend: Backend, chain_id: u64, json: bool) 
     child.kill().unwrap();
     child.wait().unwrap();
     handle.stop(true).await;
+    // What was indexed through the credentialed endpoint is what a direct index finds.
+    let mut direct = chain.clone();
+    direct.rpc_url = Some(anvil.url.clone());
+    let db_direct = TestDb::new(Backend::Sqlite).await;
+    let service = ensemble::Service::start(&support::config(&db_direct.url, direct)).await.unwrap();
+    support::wait_for_block(&service.db, chain_id, scenario.last_block).await;
+    let expected = ensemble::dump::dump(&service.db).await.unwrap();
+    service.stop().await;
+    let actual = ensemble::dump::dump(&conn).await.unwrap();
+    assert!(actual == expected, "the index through the credentialed endpoint differs");
 
     let text = std::fs::read_to_string(&log_path).unwrap();
     let lines = text.lines().count();

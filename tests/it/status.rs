@@ -200,6 +200,12 @@ async fn status_tells_the_truth(backend: Backend, chain_id: u64) {
     run.admin(chain_id, "resume").await;
     support::wait_for_block(&conn, chain_id, head).await;
     run.status_until("resumed", Duration::from_secs(10), |s| s["phase"] == "following").await;
+    let actual = ensemble::dump::dump(&conn).await.unwrap();
+    let expected = support::fresh_dump(&chain, &driver).await;
+    assert!(
+        actual == expected,
+        "after kills, pauses and restarts the index differs from a fresh one"
+    );
 
     // An API process (no RPC endpoint needed) waits for the chain and sees it live.
     let serve_config = write_config(dir.path(), "serve", &db.url, &chain, None);

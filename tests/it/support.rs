@@ -297,3 +297,13 @@ impl LongRun {
         Self { _anvil: anvil, chain, last, expected }
     }
 }
+
+/// The dump of a fresh index (SQLite) of `chain` as it is now, up to the head's hash.
+pub async fn fresh_dump(chain: &ChainConfig, driver: &Driver) -> String {
+    let db = TestDb::new(Backend::Sqlite).await;
+    let service = ensemble::Service::start(&config(&db.url, chain.clone())).await.unwrap();
+    crate::reorg::wait_for_hash(&service.db, chain.id, driver).await;
+    let dump = ensemble::dump::dump(&service.db).await.unwrap();
+    service.stop().await;
+    dump
+}
