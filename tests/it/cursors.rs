@@ -113,12 +113,4 @@ async fn paging_contract(backend: Backend, chain_id: u64) {
     service.stop().await;
 }
 
-#[actix_rt::test]
-async fn paging_contract_on_sqlite() {
-    paging_contract(Backend::Sqlite, 31_570).await;
-}
-
-#[actix_rt::test]
-async fn paging_contract_on_postgres() {
-    paging_contract(Backend::Postgres, 31_571).await;
-}
+crate::support::on_both_engines!(paging_contract, 31570);

@@ -450,12 +450,4 @@ async fn hostile_requests_leave_the_service_up(backend: Backend, chain_id: u64) 
     server.wait().unwrap();
 }
 
-#[actix_rt::test]
-async fn hostile_requests_leave_the_service_up_on_sqlite() {
-    hostile_requests_leave_the_service_up(Backend::Sqlite, 31_530).await;
-}
-
-#[actix_rt::test]
-async fn hostile_requests_leave_the_service_up_on_postgres() {
-    hostile_requests_leave_the_service_up(Backend::Postgres, 31_531).await;
-}
+crate::support::on_both_engines!(hostile_requests_leave_the_service_up, 31530);

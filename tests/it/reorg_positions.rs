@@ -179,32 +179,8 @@ async fn reorgs_on_a_chain_shorter_than_finality(backend: Backend, chain_id: u64
     drop(anvil);
 }
 
-#[actix_rt::test]
-async fn reorgs_inside_the_first_window_on_sqlite() {
-    reorgs_inside_the_first_window(Backend::Sqlite, 31_560).await;
-}
+crate::support::on_both_engines!(reorgs_inside_the_first_window, 31560);
 
-#[actix_rt::test]
-async fn reorgs_inside_the_first_window_on_postgres() {
-    reorgs_inside_the_first_window(Backend::Postgres, 31_561).await;
-}
+crate::support::on_both_engines!(reorgs_right_after_a_restart, 31562);
 
-#[actix_rt::test]
-async fn reorgs_right_after_a_restart_on_sqlite() {
-    reorgs_right_after_a_restart(Backend::Sqlite, 31_562).await;
-}
-
-#[actix_rt::test]
-async fn reorgs_right_after_a_restart_on_postgres() {
-    reorgs_right_after_a_restart(Backend::Postgres, 31_563).await;
-}
-
-#[actix_rt::test]
-async fn reorgs_on_a_chain_shorter_than_finality_on_sqlite() {
-    reorgs_on_a_chain_shorter_than_finality(Backend::Sqlite, 31_564).await;
-}
-
-#[actix_rt::test]
-async fn reorgs_on_a_chain_shorter_than_finality_on_postgres() {
-    reorgs_on_a_chain_shorter_than_finality(Backend::Postgres, 31_565).await;
-}
+crate::support::on_both_engines!(reorgs_on_a_chain_shorter_than_finality, 31564);

@@ -237,12 +237,4 @@ async fn status_tells_the_truth(backend: Backend, chain_id: u64) {
     drop(anvil);
 }
 
-#[actix_rt::test]
-async fn status_tells_the_truth_on_sqlite() {
-    status_tells_the_truth(Backend::Sqlite, 31_540).await;
-}
-
-#[actix_rt::test]
-async fn status_tells_the_truth_on_postgres() {
-    status_tells_the_truth(Backend::Postgres, 31_541).await;
-}
+crate::support::on_both_engines!(status_tells_the_truth, 31540);

@@ -20,6 +20,25 @@ use ensemble::{
 };
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
 
+/// Two tests of `async fn $body(backend, chain_id)`, one per engine, as `$body::on_sqlite`
+/// (chain `$id`) and `$body::on_postgres` (chain `$id + 1`).
+macro_rules! on_both_engines {
+    ($body:ident, $id:expr) => {
+        mod $body {
+            #[actix_rt::test]
+            async fn on_sqlite() {
+                super::$body(crate::support::Backend::Sqlite, $id).await;
+            }
+
+            #[actix_rt::test]
+            async fn on_postgres() {
+                super::$body(crate::support::Backend::Postgres, $id + 1).await;
+            }
+        }
+    };
+}
+pub(crate) use on_both_engines;
+
 /// Database engines the suites run on.
 #[derive(Clone, Copy, Debug)]
 pub enum Backend {
