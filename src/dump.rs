@@ -62,7 +62,9 @@ pub async fn dump(db: &DatabaseConnection) -> Result<String, StoreError> {
                 d.created_block,
                 d.created_at,
                 d.seq,
-                d.link
+                d.link,
+                d.token_owner,
+                d.wrapped_owner
             ]),
         );
     }

@@ -36,11 +36,19 @@ pub struct Model {
     pub label_hash: RawHash,
     /// `seq` of the parent domain; `None` for top-level domains.
     pub parent_seq: Option<i64>,
-    /// Materialized effective owner: registry owner, overwritten by the registrar token owner
-    /// and the NameWrapper token owner. `None` when owned by the zero address.
+    /// The owner, a function of the three owners below (`ens::ownership`): the NameWrapper
+    /// token's holder while the name is wrapped, else the registrar token's holder for a name
+    /// a registrar manages, else the registry owner. `None` when that is the zero address.
     pub owner: Option<RawAddress>,
     /// Owner of the node in the registry itself.
     pub registry_owner: Option<RawAddress>,
+    /// Holder of the registrar's ERC-721 token of this name (a direct child of the name a
+    /// registrar manages, `x.eth`), expired or not; `None` for other names and burnt tokens.
+    #[serde(default)]
+    pub token_owner: Option<RawAddress>,
+    /// Holder of the NameWrapper's ERC-1155 token of this name while it is wrapped.
+    #[serde(default)]
+    pub wrapped_owner: Option<RawAddress>,
     /// Resolver assigned in the registry.
     pub resolver: Option<RawAddress>,
     /// TTL set in the registry.

@@ -37,6 +37,7 @@ mod m20261201_000026_resolver_record_keys;
 mod m20261201_000027_label_normalized;
 mod m20261201_000028_label_heal_log;
 mod m20261202_000029_namegraph_links;
+mod m20261202_000030_token_owners;
 mod one_batch;
 
 /// Applies the migrations in order.
@@ -76,6 +77,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000027_label_normalized::Migration),
             Box::new(m20261201_000028_label_heal_log::Migration),
             Box::new(m20261202_000029_namegraph_links::Migration),
+            Box::new(m20261202_000030_token_owners::Migration),
         ]
     }
 }

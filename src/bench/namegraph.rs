@@ -168,6 +168,8 @@ impl Builder {
             parent_seq: parent.map(|p| p.seq),
             owner: owner.parse().ok(),
             registry_owner: owner.parse().ok(),
+            token_owner: None,
+            wrapped_owner: None,
             resolver: None,
             ttl: None,
             name: name.clone(),

@@ -39,7 +39,10 @@ pub async fn name_registered(
         fuses: None,
     };
     registration::open(ctx, store, &mut domain, meta.address, meta, opening);
-    domain.owner = nonzero_raw(owner);
+    // The token was minted to `owner` just before (its Transfer came before the registry
+    // created the node, so it was not recorded then).
+    domain.token_owner = nonzero_raw(owner);
+    super::ownership::refresh(ctx, &mut domain);
     store.put_domain(domain);
     Ok(())
 }
@@ -64,5 +67,5 @@ pub async fn transfer(
     to: Address,
     token_id: U256,
 ) -> Result<(), HandlerError> {
-    token::transfer(ctx, store, ctx.token_node(token_id), from, to).await
+    token::transfer(ctx, store, token::Token::Registrar, ctx.token_node(token_id), from, to).await
 }

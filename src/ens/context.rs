@@ -31,6 +31,9 @@ pub struct IndexContext {
     /// `default` on the namespace's root chain, else the chain's EVM coin type in hex
     /// (`80002105` on Base).
     pub reverse_label: String,
+    /// The chain's NameWrapper: a name whose registry owner it is, and whose wrapper token
+    /// exists, is wrapped (`ens::ownership`).
+    pub name_wrapper: Option<Address>,
     /// The context of the chain's 3DNS token, a registry of its own whose domains are
     /// outside the namegraph; events it emits are applied in it ([`IndexContext::for_event`]).
     pub three_dns: Option<Box<IndexContext>>,
@@ -46,6 +49,7 @@ impl IndexContext {
             addr_reverse_node: alloy::ens::namehash("addr.reverse"),
             links: Links::root(chain_id),
             reverse_label: "default".to_owned(),
+            name_wrapper: None,
             three_dns: None,
         }
     }
@@ -64,6 +68,7 @@ impl IndexContext {
                 crate::config::NamegraphRole::Root => "default".to_owned(),
                 _ => format!("{:x}", super::reverse_registrar::evm_coin_type(chain.id)),
             },
+            name_wrapper: chain.contract(crate::ens::role::ContractRole::NameWrapper),
             three_dns: chain.contract(crate::ens::role::ContractRole::ThreeDnsToken).map(|token| {
                 Box::new(Self { links: Links::detached(chain.id), ..Self::new(chain.id, token) })
             }),

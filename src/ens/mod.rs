@@ -21,6 +21,7 @@ pub mod history;
 pub mod labels;
 pub mod name;
 pub mod name_wrapper;
+pub mod ownership;
 pub mod prefetch;
 pub mod registration;
 pub mod registry;

@@ -49,7 +49,8 @@ pub async fn name_wrapped(
     let Some(mut domain) = store.domain(&id).await? else {
         return Err(HandlerError::unknown("domain", hex_b256(node)));
     };
-    domain.owner = nonzero_raw(owner);
+    domain.wrapped_owner = nonzero_raw(owner);
+    super::ownership::refresh(ctx, &mut domain);
     let live_eth_2ld = match registration::latest(store, &domain).await? {
         Some(reg)
             if reg.kind == base_registrar::KIND
@@ -91,16 +92,18 @@ async fn wrapped_domain(
     Ok((domain, reg))
 }
 
-/// `NameUnwrapped(node, owner)`.
+/// `NameUnwrapped(node, owner)`. The registry record goes to `owner`, which the registry's own
+/// `Transfer` records; here the wrapper token stops standing for the name.
 pub async fn name_unwrapped(
     ctx: &IndexContext,
     store: &mut EntityStore,
     meta: &EventMeta,
     node: B256,
-    owner: Address,
+    _owner: Address,
 ) -> Result<(), HandlerError> {
     let (mut domain, reg) = wrapped_domain(ctx, store, node).await?;
-    domain.owner = nonzero_raw(owner);
+    domain.wrapped_owner = None;
+    super::ownership::refresh(ctx, &mut domain);
     store.put_domain(domain);
     if let Some(mut reg) = reg {
         if reg.kind == KIND {
@@ -153,5 +156,5 @@ pub async fn transfer(
     to: Address,
     id: U256,
 ) -> Result<(), HandlerError> {
-    token::transfer(ctx, store, B256::from(id), from, to).await
+    token::transfer(ctx, store, token::Token::Wrapper, B256::from(id), from, to).await
 }

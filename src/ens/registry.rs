@@ -31,9 +31,16 @@ pub async fn new_owner(
         if source == RegistrySource::Old && row.migrated {
             return Ok(());
         }
-        row.owner.clone_from(&owner_raw);
+        if source == RegistrySource::Current && !row.migrated {
+            // The node's first record in the current registry: from now on the fallback
+            // registry answers from this record only, whose resolver and TTL are unset until
+            // set here (the old registry's stay behind).
+            row.resolver = None;
+            row.ttl = None;
+            row.migrated = true;
+        }
         row.registry_owner = owner_raw;
-        row.migrated |= source == RegistrySource::Current;
+        super::ownership::refresh(ctx, &mut row);
         store.put_domain(row);
         return Ok(());
     }
@@ -66,6 +73,8 @@ pub async fn new_owner(
         parent_seq: parent_row.map(|p| p.seq),
         owner: owner_raw.clone(),
         registry_owner: owner_raw,
+        token_owner: None,
+        wrapped_owner: None,
         resolver: None,
         ttl: None,
         name,
@@ -108,8 +117,8 @@ pub async fn transfer(
     owner: Address,
 ) -> Result<(), HandlerError> {
     if let Some(mut row) = target(ctx, store, source, node).await? {
-        row.owner = nonzero_raw(owner);
-        row.registry_owner.clone_from(&row.owner);
+        row.registry_owner = nonzero_raw(owner);
+        super::ownership::refresh(ctx, &mut row);
         store.put_domain(row);
     }
     Ok(())

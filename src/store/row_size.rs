@@ -33,7 +33,16 @@ impl RowSize for domain::Model {
     fn heap_bytes(&self) -> usize {
         self.id.key_bytes()
             + RawHash::BYTES
-            + [&self.owner, &self.registry_owner, &self.resolver].into_iter().flatten().count()
+            + [
+                &self.owner,
+                &self.registry_owner,
+                &self.token_owner,
+                &self.wrapped_owner,
+                &self.resolver,
+            ]
+            .into_iter()
+            .flatten()
+            .count()
                 * RawAddress::BYTES
             + text(&self.name)
     }

@@ -35,6 +35,8 @@ fn domain(node: u8, name: &str, parent: Option<u8>, owner: Option<u8>) -> domain
         parent_seq: parent.map(|p| (1 << 32) + i64::from(p)),
         owner: owner.map(|o| RawAddress::new([o; 20])),
         registry_owner: None,
+        token_owner: None,
+        wrapped_owner: None,
         resolver: Some(RawAddress::new([0x22; 20])),
         ttl: node.is_multiple_of(2).then_some(i64::MAX),
         name: name.to_owned(),

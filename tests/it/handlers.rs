@@ -71,7 +71,8 @@ impl Bed {
     pub(crate) async fn chain(url: &str, chain_id: u64, budget: u64) -> Self {
         let conn = database::connect(url).await.unwrap();
         let store = EntityStore::new(conn.clone(), chain_id, budget);
-        let ctx = IndexContext::new(chain_id, REGISTRY);
+        let ctx =
+            IndexContext { name_wrapper: Some(WRAPPER), ..IndexContext::new(chain_id, REGISTRY) };
         Self { _db: None, conn, store, ctx, block: 1, log_index: 0 }
     }
 
@@ -529,7 +530,16 @@ async fn name_wrapper_wraps_eth_names_and_subnames() {
         NameWrapper::NameWrapped { node, name: dns(name), owner, fuses, expiry }.encode_log_data()
     };
 
-    // A live .eth 2LD: its base registrar registration becomes wrapped, and the label heals.
+    // A live .eth 2LD, as `wrapETH2LD` does it: the registrar token and the registry record go
+    // to the wrapper, which mints its own token. Its base registrar registration becomes
+    // wrapped, and the label heals.
+    let token = U256::from_be_bytes(labelhash("alice").0);
+    bed.ok(
+        REGISTRAR,
+        BaseRegistrar::Transfer { from: ALICE, to: WRAPPER, tokenId: token }.encode_log_data(),
+    )
+    .await;
+    bed.ok(REGISTRY, Registry::Transfer { node: alice, owner: WRAPPER }.encode_log_data()).await;
     bed.ok(
         WRAPPER,
         NameWrapper::TransferSingle {
@@ -598,8 +608,29 @@ async fn name_wrapper_wraps_eth_names_and_subnames() {
         ("NameWrapper", Some(1_600_000), 1)
     );
 
-    // Unwrapping: the subname's registration ends now, the 2LD's is simply no longer wrapped.
+    // Unwrapping, as `unwrap` and `unwrapETH2LD` do it (burn, hand the registry record and the
+    // registrar token back, then the event): the subname's registration ends now, the 2LD's is
+    // simply no longer wrapped.
+    let burn = |from, node: B256| {
+        NameWrapper::TransferSingle {
+            operator: from,
+            from,
+            to: Address::ZERO,
+            id: U256::from_be_bytes(node.0),
+            value: U256::from(1),
+        }
+        .encode_log_data()
+    };
+    bed.ok(WRAPPER, burn(BOB, sub)).await;
+    bed.ok(REGISTRY, Registry::Transfer { node: sub, owner: CAROL }.encode_log_data()).await;
     bed.ok(WRAPPER, NameWrapper::NameUnwrapped { node: sub, owner: CAROL }.encode_log_data()).await;
+    bed.ok(WRAPPER, burn(CAROL, alice)).await;
+    bed.ok(
+        REGISTRAR,
+        BaseRegistrar::Transfer { from: WRAPPER, to: ALICE, tokenId: token }.encode_log_data(),
+    )
+    .await;
+    bed.ok(REGISTRY, Registry::Transfer { node: alice, owner: ALICE }.encode_log_data()).await;
     bed.ok(WRAPPER, NameWrapper::NameUnwrapped { node: alice, owner: ALICE }.encode_log_data())
         .await;
     let now = 1_000_000 + bed.block as i64 * 12;
@@ -608,6 +639,7 @@ async fn name_wrapper_wraps_eth_names_and_subnames() {
     let reg = bed.registration("alice.eth").await;
     assert_eq!((reg.wrapped, reg.fuses), (false, None));
     assert_eq!(bed.domain("alice.eth").await.owner, raw(ALICE));
+    assert_eq!(bed.domain("sub.alice.eth").await.owner, raw(CAROL));
 }
 
 #[actix_rt::test]

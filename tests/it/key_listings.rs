@@ -32,6 +32,8 @@ fn domain(node: u8, seq: i64, registrations: i32) -> domain::Model {
         parent_seq: None,
         owner: Some(RawAddress::new([1; 20])),
         registry_owner: Some(RawAddress::new([1; 20])),
+        token_owner: None,
+        wrapped_owner: None,
         resolver: None,
         ttl: None,
         name: format!("[{}]", hex::encode([node; 32])),

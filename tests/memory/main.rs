@@ -60,6 +60,8 @@ fn domain(i: u32) -> domain::Model {
         parent_seq: Some(1 << 32),
         owner: Some(RawAddress::new([1; 20])),
         registry_owner: Some(RawAddress::new([1; 20])),
+        token_owner: None,
+        wrapped_owner: None,
         resolver: Some(RawAddress::new([2; 20])),
         ttl: None,
         name: format!("name{i:07}.eth"),
