@@ -23,6 +23,10 @@ use crate::ens::name::{child_node, encoded_label_hash, interpret_label, labelhas
 /// One year, seconds.
 pub const YEAR: u64 = 365 * 24 * 60 * 60;
 
+/// A `.eth` name that exists in the old registry (with a resolver) before it is registered
+/// through the controller.
+pub const OLD_WORLD: &str = "oldworld";
+
 /// Scenario size.
 #[derive(Clone, Copy, Debug)]
 pub struct ScenarioOptions {
@@ -160,8 +164,56 @@ impl Scenario {
             .await?;
         driver.mine().await?;
 
+        // An old-registry `.eth` name with a resolver and a record, registered anew through the
+        // controller later (without a resolver): once the current registry has its record,
+        // its resolver is the current registry's (none), not the old one.
+        let old_eth = child_node(B256::ZERO, labelhash("eth"));
+        driver
+            .call_tx(
+                deployer,
+                d.registry_old,
+                IRegistry::setSubnodeOwnerCall {
+                    node: B256::ZERO,
+                    label: labelhash("eth"),
+                    owner: deployer,
+                },
+                "old eth",
+            )
+            .await?;
+        driver
+            .call_tx(
+                deployer,
+                d.registry_old,
+                IRegistry::setSubnodeRecordCall {
+                    node: old_eth,
+                    label: labelhash(OLD_WORLD),
+                    owner: acc[6],
+                    resolver: d.resolver,
+                    ttl: 60,
+                },
+                "old eth child",
+            )
+            .await?;
+        driver.mine().await?;
+        driver
+            .call_tx(
+                acc[6],
+                d.resolver,
+                IResolver::setAddr_0Call {
+                    node: child_node(old_eth, labelhash(OLD_WORLD)),
+                    a: acc[6],
+                },
+                "old eth child addr",
+            )
+            .await?;
+        driver.mine().await?;
+
         // Commit, wait, reveal: `.eth` names with resolver and address.
-        let labels: Vec<String> = (0..options.eth_names).map(eth_label).collect();
+        let mut labels: Vec<String> = (0..options.eth_names).map(eth_label).collect();
+        // The last one is the old-registry name, registered without a resolver.
+        labels.push(OLD_WORLD.to_owned());
+        let old_world = labels.len() - 1;
+        let resolver_of = |i: usize| if i == old_world { Address::ZERO } else { d.resolver };
         let secret = |i: usize| keccak256(format!("secret{i}"));
         for chunk in (0..labels.len()).collect::<Vec<_>>().chunks(options.per_block) {
             for &i in chunk {
@@ -172,8 +224,8 @@ impl Scenario {
                             name: labels[i].clone(),
                             owner: owner_of(i),
                             secret: secret(i),
-                            resolver: d.resolver,
-                            addr: owner_of(i),
+                            resolver: resolver_of(i),
+                            addr: if i == old_world { Address::ZERO } else { owner_of(i) },
                         },
                     )
                     .await?;
@@ -196,8 +248,8 @@ impl Scenario {
                     owner: owner_of(i),
                     duration: U256::from(YEAR),
                     secret: secret(i),
-                    resolver: d.resolver,
-                    addr: owner_of(i),
+                    resolver: resolver_of(i),
+                    addr: if i == old_world { Address::ZERO } else { owner_of(i) },
                 };
                 driver
                     .send(
@@ -374,6 +426,30 @@ impl Scenario {
                 )
                 .await?;
         }
+        // After those transfers, the registry record of a `.eth` name moves away from its token
+        // holder, by the registry owner's `setOwner` and by the holder's `reclaim`: its owner
+        // stays the token holder.
+        for i in 60..64.min(options.eth_names) {
+            driver
+                .call_tx(
+                    owner_of(i),
+                    d.registry,
+                    IRegistry::setOwnerCall { node: node(i), owner: acc[7] },
+                    "registry owner moves",
+                )
+                .await?;
+        }
+        for i in 64..68.min(options.eth_names) {
+            let token = U256::from_be_bytes(labelhash(&labels[i]).0);
+            driver
+                .call_tx(
+                    acc[8],
+                    d.base_registrar,
+                    IBaseRegistrar::reclaimCall { id: token, owner: acc[9] },
+                    "reclaim",
+                )
+                .await?;
+        }
         for i in 0..10.min(subs_of) {
             let sub_node = child_node(node(i), labelhash("sub1"));
             driver
@@ -478,6 +554,20 @@ impl Scenario {
             )
             .await?;
         names.push(ScenarioName::new(&[("late", false), ("legacy", false)]));
+        // An old-registry child with a resolver gets its first record in the current registry
+        // by a registry write: from then on it has the current record's resolver (none).
+        driver
+            .call_tx(
+                deployer,
+                d.registry,
+                IRegistry::setSubnodeOwnerCall {
+                    node: legacy_node,
+                    label: labelhash("b"),
+                    owner: acc[6],
+                },
+                "legacy child to new registry",
+            )
+            .await?;
         driver.mine().await?;
 
         // Primary names.

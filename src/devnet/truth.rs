@@ -16,6 +16,10 @@ pub const TEXT_KEYS: [&str; 2] = ["url", "avatar"];
 pub struct Truth {
     /// Effective owner: the registrar token owner for `.eth` 2LDs, else the registry owner.
     pub owner: Address,
+    /// Owner of the node in the registry.
+    pub registry_owner: Address,
+    /// Holder of the registrar token, for `.eth` 2LDs: the registration's registrant.
+    pub registrant: Option<Address>,
     /// Resolver in the registry.
     pub resolver: Address,
     /// ETH address record (zero when unset).
@@ -39,6 +43,7 @@ impl Truth {
     ) -> Result<Self, DevnetError> {
         let node = name.node();
         let resolver = driver.read(d.registry, IRegistry::resolverCall { node }).await?;
+        let registry_owner = driver.read(d.registry, IRegistry::ownerCall { node }).await?;
         let (owner, expiry) = match name.eth_label() {
             Some(label) => {
                 let token = U256::from_be_bytes(label.0);
@@ -50,10 +55,12 @@ impl Truth {
                     .await?;
                 (owner, Some(expiry))
             }
-            None => (driver.read(d.registry, IRegistry::ownerCall { node }).await?, None),
+            None => (registry_owner, None),
         };
         let mut truth = Self {
             owner,
+            registry_owner,
+            registrant: expiry.is_some().then_some(owner),
             resolver,
             addr: Address::ZERO,
             btc: Bytes::new(),

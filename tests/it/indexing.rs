@@ -26,7 +26,8 @@ const DOMAIN: &str = r#"query($name: InterpretedName!) {
   domain(by: {name: $name}) {
     canonical { name { interpreted } }
     owner { address }
-    registration { expiry }
+    ... on ENSv1Domain { rootRegistryOwner { address } }
+    registration { expiry registrant { address } }
     resolver { assigned { contract { address }
       records_(by: {name: $name}) { contenthash addresses { coinType address } texts { key value } } } }
   }
@@ -57,6 +58,16 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
         let owner = domain["owner"]["address"].as_str().map(str::to_owned);
         let expected_owner = (!truth.owner.is_zero()).then(|| hex(truth.owner));
         assert_eq!(owner, expected_owner, "owner of {interpreted}");
+        let registry_owner = domain["rootRegistryOwner"]["address"].as_str().map(str::to_owned);
+        let expected = (!truth.registry_owner.is_zero()).then(|| hex(truth.registry_owner));
+        assert_eq!(registry_owner, expected, "registry owner of {interpreted}");
+        if let Some(registrant) = truth.registrant {
+            assert_eq!(
+                domain["registration"]["registrant"]["address"],
+                json!(hex(registrant)),
+                "registrant of {interpreted} (the registrar token's holder)"
+            );
+        }
         let expiry = domain["registration"]["expiry"].as_str().map(str::to_owned);
         assert_eq!(expiry, truth.expiry.map(|e| e.to_string()), "expiry of {interpreted}");
         let assigned = &domain["resolver"]["assigned"];
