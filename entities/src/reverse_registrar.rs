@@ -10,11 +10,16 @@ pub use crate::raw_hex::RawAddress;
 /// the fallback for every EVM chain without a name of its own.
 pub const DEFAULT_COIN_TYPE: i64 = 0x8000_0000;
 
+/// SLIP-44 coin type of ETH: its primary names are ENSIP-3 `addr.reverse` records on the
+/// namespace's root chain; its row names that chain and its registry.
+pub const ETH_COIN_TYPE: i64 = 60;
+
 /// One reverse registrar.
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "reverse_registrars")]
 pub struct Model {
-    /// ENSIP-11 coin type it serves (`0x80000000 | chainId`, or [`DEFAULT_COIN_TYPE`]).
+    /// ENSIP-11 coin type it serves (`0x80000000 | chainId`, [`DEFAULT_COIN_TYPE`], or
+    /// [`ETH_COIN_TYPE`] for the root chain's `addr.reverse`).
     #[sea_orm(primary_key, auto_increment = false)]
     pub coin_type: i64,
     /// Chain it lives on.

@@ -27,24 +27,32 @@ pub fn bridge_row(bridge: &Bridge) -> namegraph_bridge::Model {
 }
 
 /// The reverse registrars of `chains`: the root chain's serves the default coin type, every
-/// other chain's its own EVM coin type.
+/// other chain's its own EVM coin type. Coin type 60 (ETH, ENSIP-3's `addr.reverse`) gets a
+/// row naming the root chain and its registry, whatever the root chain's id: mainnet's in the
+/// mainnet namespace, the devnet's on a devnet.
 pub fn reverse_registrar_rows(chains: &[ChainConfig]) -> Vec<reverse_registrar::Model> {
-    chains
-        .iter()
-        .flat_map(|chain| {
-            let coin_type = match chain.namegraph {
-                NamegraphRole::Root => reverse_registrar::DEFAULT_COIN_TYPE,
-                _ => evm_coin_type(chain.id) as i64,
-            };
-            chain.contracts.iter().filter(|c| c.role == ContractRole::ReverseRegistrar).map(
-                move |c| reverse_registrar::Model {
-                    coin_type,
-                    chain_id: chain.id as i64,
-                    address: RawAddress::new(c.address.0.0),
-                },
-            )
+    let addr_reverse =
+        chains.iter().filter(|c| c.namegraph == NamegraphRole::Root).filter_map(|chain| {
+            chain.contract(ContractRole::Registry).map(|registry| reverse_registrar::Model {
+                coin_type: reverse_registrar::ETH_COIN_TYPE,
+                chain_id: chain.id as i64,
+                address: RawAddress::new(registry.0.0),
+            })
+        });
+    let registrars = chains.iter().flat_map(|chain| {
+        let coin_type = match chain.namegraph {
+            NamegraphRole::Root => reverse_registrar::DEFAULT_COIN_TYPE,
+            _ => evm_coin_type(chain.id) as i64,
+        };
+        chain.contracts.iter().filter(|c| c.role == ContractRole::ReverseRegistrar).map(move |c| {
+            reverse_registrar::Model {
+                coin_type,
+                chain_id: chain.id as i64,
+                address: RawAddress::new(c.address.0.0),
+            }
         })
-        .collect()
+    });
+    addr_reverse.chain(registrars).collect()
 }
 
 /// Records `bridges` (exactly these) and the reverse registrars of `chains` (added or

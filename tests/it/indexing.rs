@@ -240,6 +240,18 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
         )
         .await;
         assert_eq!(data["resolver"]["records_"]["name"], json!(name), "primary name of {account}");
+        // Coin type 60 is the root chain's `addr.reverse`, here chain 31337.
+        let primary = gql(
+            &schema,
+            r#"query($a: Address!) { account(by: {address: $a}) { resolve {
+                primaryName(by: {coinType: 60}) { name { interpreted } }
+                primaryNames(where: {coinTypes: [60]}) { name { interpreted } } } } }"#,
+            json!({ "a": hex(*account) }),
+        )
+        .await;
+        let resolve = &primary["account"]["resolve"];
+        assert_eq!(resolve["primaryName"]["name"]["interpreted"], json!(name), "{primary}");
+        assert_eq!(resolve["primaryNames"][0]["name"]["interpreted"], json!(name), "{primary}");
     }
     service.stop().await;
 }

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use async_graphql::{Context, Enum, Error, Object, OneofObject, dataloader::DataLoader};
 use entities::{
     resolver_record_key::ResolverRecordKey,
-    reverse_registrar::{self, DEFAULT_COIN_TYPE},
+    reverse_registrar::{self, DEFAULT_COIN_TYPE, ETH_COIN_TYPE},
 };
 use sea_orm::{DatabaseConnection, EntityTrait};
 
@@ -23,8 +23,6 @@ use crate::{
     scalars::{CoinType, InterpretedName},
 };
 
-/// SLIP-44 coin type of ETH: mainnet's primary names are ENSIP-3 reverse records.
-const COIN_TYPE_ETH: i64 = 60;
 /// ENSIP-11's EVM bit.
 const EVM_BIT: i64 = 0x8000_0000;
 /// Most coin types one `primaryNames` call may ask for.
@@ -59,7 +57,7 @@ impl ChainName {
 
     fn coin_type(self) -> i64 {
         match Self::ALL.iter().find(|(c, _)| *c == self).map_or(1, |(_, id)| *id) {
-            1 => COIN_TYPE_ETH,
+            1 => ETH_COIN_TYPE,
             chain => EVM_BIT | chain,
         }
     }
@@ -214,9 +212,13 @@ async fn primary_name(
     account: &str,
     coin_type: i64,
 ) -> Result<Option<String>, Error> {
-    if coin_type == COIN_TYPE_ETH {
-        // The root chain is where the default registrar lives; mainnet when none is known.
-        let root = registrars.get(&DEFAULT_COIN_TYPE).map_or(1, |r| r.chain_id);
+    if coin_type == ETH_COIN_TYPE {
+        // `addr.reverse` of the namespace's root chain, whatever its id (recorded with the
+        // namespace); mainnet when no namespace was recorded.
+        let root = registrars
+            .get(&ETH_COIN_TYPE)
+            .or_else(|| registrars.get(&DEFAULT_COIN_TYPE))
+            .map_or(1, |r| r.chain_id);
         let loader = ctx.data::<DataLoader<PrimaryNameLoader>>()?;
         return loader
             .load_one((root, account.to_owned()))
