@@ -207,12 +207,17 @@ impl Query {
             }
             // The canonical domain of that name (one per name: a name's non-canonical
             // copies are a bridged chain's shadow nodes or the origin chain's names below a
-            // bridged name).
+            // bridged name), found by its namehash: a name typed in plaintext is found
+            // whether or not the index knows the plaintext of each of its labels.
             DomainIdInput::Name(InterpretedName(name)) => {
                 validate_name(&name)?;
                 let links = crate::namegraph::namegraph(ctx).await?.links();
+                let node = crate::name::interpreted_namehash(&name);
                 domain::Entity::find()
-                    .filter(domain::Column::Name.eq(name))
+                    .filter(sea_orm::sea_query::ExprTrait::eq(
+                        domain::node_expr(),
+                        node.as_slice().to_vec(),
+                    ))
                     .filter(domain::Column::Link.is_in(links))
             }
         };

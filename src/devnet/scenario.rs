@@ -67,6 +67,12 @@ impl ScenarioName {
             .join(".")
     }
 
+    /// The name as a user types it: every label in plaintext, whether the indexer learned it
+    /// or not.
+    pub fn plaintext(&self) -> String {
+        self.labels.iter().map(|(l, _)| interpret_label(l)).collect::<Vec<_>>().join(".")
+    }
+
     /// namehash.
     pub fn node(&self) -> B256 {
         self.labels.iter().rev().fold(B256::ZERO, |node, (l, _)| child_node(node, labelhash(l)))

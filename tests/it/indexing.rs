@@ -48,12 +48,20 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
     let schema = graphql::build_schema(service.db.clone());
 
     let mut checked_records = 0;
+    let mut unknown_labels_typed = 0;
     for name in &scenario.names {
         let interpreted = name.interpreted();
         let truth = Truth::read(&driver, &d, name).await.expect("truth");
         let data = gql(&schema, DOMAIN, json!({ "name": interpreted })).await;
         let domain = &data["domain"];
         assert!(!domain.is_null(), "{interpreted} not indexed");
+        // Typed in plaintext, the name is found whether or not the index knows its labels.
+        let typed = name.plaintext();
+        if typed != interpreted {
+            let data = gql(&schema, DOMAIN, json!({ "name": typed })).await;
+            assert_eq!(data["domain"], *domain, "{typed} (indexed as {interpreted})");
+            unknown_labels_typed += 1;
+        }
         assert_eq!(domain["canonical"]["name"]["interpreted"], json!(interpreted));
         let owner = domain["owner"]["address"].as_str().map(str::to_owned);
         let expected_owner = (!truth.owner.is_zero()).then(|| hex(truth.owner));
@@ -117,6 +125,7 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
         checked_records += 1;
     }
     assert!(checked_records > 250, "only {checked_records} names had records to check");
+    assert!(unknown_labels_typed > 50, "only {unknown_labels_typed} names had unknown labels");
 
     // Path, effective resolver (own, inherited, none), registrations and renewals.
     let name =
