@@ -20,6 +20,9 @@ pub struct Model {
     pub head_block: i64,
     /// Last committed block.
     pub indexed_block: i64,
+    /// Last applied block (ahead of `indexed_block` while a backfill holds rows between
+    /// flushes).
+    pub applied_block: i64,
     /// Events applied per second over the last interval.
     pub events_per_second: f64,
     /// Seconds until the head is reached at the current pace; `None` when unknown or there.

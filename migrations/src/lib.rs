@@ -38,6 +38,7 @@ mod m20261201_000027_label_normalized;
 mod m20261201_000028_label_heal_log;
 mod m20261202_000029_namegraph_links;
 mod m20261202_000030_token_owners;
+mod m20261202_000031_applied_block;
 mod one_batch;
 
 /// Applies the migrations in order.
@@ -78,6 +79,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000028_label_heal_log::Migration),
             Box::new(m20261202_000029_namegraph_links::Migration),
             Box::new(m20261202_000030_token_owners::Migration),
+            Box::new(m20261202_000031_applied_block::Migration),
         ]
     }
 }

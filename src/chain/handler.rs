@@ -365,6 +365,7 @@ async fn apply(
     }
     store.end_batch();
     progress.add_events(batch.events.len() as u64);
+    progress.set_applied(batch.to);
     let checkpoint =
         Checkpoint { chain_id: ctx.chain_id, block_number: batch.to, block_hash: batch.to_hash };
     *unflushed = None;

@@ -15,6 +15,7 @@ use std::sync::{
 pub struct ChainProgress {
     head: AtomicU64,
     indexed: AtomicU64,
+    applied: AtomicU64,
     events: AtomicU64,
     caught_up: AtomicBool,
     rpc_error: Arc<Mutex<Option<String>>>,
@@ -29,6 +30,17 @@ impl ChainProgress {
     /// The handler committed everything up to `block`.
     pub fn set_indexed(&self, block: u64) {
         self.indexed.store(block, Ordering::Relaxed);
+    }
+
+    /// The handler applied every event up to `block` (committed or not yet).
+    pub fn set_applied(&self, block: u64) {
+        self.applied.store(block, Ordering::Relaxed);
+    }
+
+    /// Last block applied: ahead of [`ChainProgress::indexed`] while a backfill holds its
+    /// rows in memory between flushes, never behind it.
+    pub fn applied(&self) -> u64 {
+        self.applied.load(Ordering::Relaxed).max(self.indexed())
     }
 
     /// The handler applied `n` more events.

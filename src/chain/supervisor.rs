@@ -144,6 +144,8 @@ pub struct ChainStatus {
     pub head_block: u64,
     /// Last committed block.
     pub indexed_block: u64,
+    /// Last applied block: ahead of the committed one during a backfill.
+    pub applied_block: u64,
     /// Events per second over the last interval.
     pub events_per_second: f64,
     /// Seconds to the head at the current pace.
@@ -233,6 +235,9 @@ impl ChainSupervisor {
     fn start_pipeline(&mut self, ctx: &mut Context<Self>) {
         self.pending_start = None;
         self.generation += 1;
+        // What a drained pipeline applied and did not commit is applied again from the
+        // checkpoint.
+        self.progress.set_applied(self.progress.indexed());
         self.started_at = Instant::now();
         self.phase = Phase::Starting;
         self.synced = false;
@@ -322,7 +327,8 @@ impl ChainSupervisor {
     fn status(&self) -> ChainStatus {
         let head = self.progress.head();
         let indexed = self.progress.indexed();
-        let behind = head.saturating_sub(indexed);
+        let applied = self.progress.applied();
+        let behind = head.saturating_sub(applied);
         let eta_seconds = (behind > 0 && self.blocks_per_second > 0.0)
             .then(|| (behind as f64 / self.blocks_per_second).ceil() as u64);
         let phase = match &self.phase {
@@ -343,6 +349,7 @@ impl ChainSupervisor {
             phase: phase.as_str(),
             head_block: head,
             indexed_block: indexed,
+            applied_block: applied,
             events_per_second: self.events_per_second,
             eta_seconds,
             restarts: self.restarts,
@@ -408,7 +415,8 @@ impl ChainSupervisor {
         let now = Instant::now();
         let (at, events, blocks) = self.last_sample;
         let secs = now.duration_since(at).as_secs_f64().max(1e-3);
-        let (e, b) = (self.progress.events(), self.progress.indexed());
+        // The pace is that of applying: a backfill commits only now and then.
+        let (e, b) = (self.progress.events(), self.progress.applied());
         self.events_per_second = (e.saturating_sub(events)) as f64 / secs;
         self.blocks_per_second = (b.saturating_sub(blocks)) as f64 / secs;
         self.last_sample = (now, e, b);
@@ -426,6 +434,7 @@ impl ChainSupervisor {
             phase: s.phase.to_owned(),
             head_block: s.head_block as i64,
             indexed_block: s.indexed_block as i64,
+            applied_block: s.applied_block as i64,
             events_per_second: s.events_per_second,
             eta_seconds: s.eta_seconds.map(|e| i64::try_from(e).unwrap_or(i64::MAX)),
             restarts: s.restarts as i64,
@@ -473,6 +482,7 @@ impl ChainSupervisor {
                 metrics::histogram!("ensemble_reorg_depth_blocks", "chain" => act.label())
                     .record(at.saturating_sub(block) as f64);
                 act.progress.set_indexed(block);
+                act.progress.set_applied(block);
                 tracing::info!(target: "indexer::supervisor", chain, block, "Rolled back; re-indexing the canonical chain");
                 act.start_pipeline(ctx);
             }

@@ -101,6 +101,7 @@ async fn status(state: web::Data<HttpState>) -> HttpResponse {
                     serde_json::json!({
                         "chainId": r.chain_id, "name": r.name, "phase": r.phase,
                         "headBlock": r.head_block, "indexedBlock": r.indexed_block,
+                        "appliedBlock": r.applied_block,
                         "eventsPerSecond": r.events_per_second, "etaSeconds": r.eta_seconds,
                         "restarts": r.restarts, "error": r.error, "updatedAt": r.updated_at,
                         "stale": stale(&r, now),

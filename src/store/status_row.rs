@@ -17,6 +17,7 @@ pub async fn write_status(
         chain_status::Column::Phase,
         chain_status::Column::HeadBlock,
         chain_status::Column::IndexedBlock,
+        chain_status::Column::AppliedBlock,
         chain_status::Column::EventsPerSecond,
         chain_status::Column::EtaSeconds,
         chain_status::Column::Restarts,

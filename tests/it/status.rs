@@ -238,3 +238,39 @@ async fn status_tells_the_truth(backend: Backend, chain_id: u64) {
 }
 
 crate::support::on_both_engines!(status_tells_the_truth, 31540);
+
+/// A backfill shows its progress as blocks are applied, not only when they are committed
+/// (flushes are rare in a backfill: the rows wait in memory).
+#[actix_rt::test]
+async fn a_backfill_reports_the_blocks_it_applies_before_it_commits_them() {
+    use ensemble::chain::supervisor::GetStatus;
+    let chain_id = 31_545;
+    let (anvil, _driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;
+    let mut chain = scenario.deployment.chain_config(chain_id, &anvil.url);
+    chain.max_block_range = 1;
+    let last = scenario.last_block;
+    let db = TestDb::new(Backend::Sqlite).await;
+    let service = ensemble::Service::start(&support::config(&db.url, chain)).await.unwrap();
+    let supervisor = service.chains()[&chain_id].clone();
+    let mut ahead = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let status = supervisor.send(GetStatus).await.unwrap();
+        if status.applied_block > status.indexed_block {
+            ahead.push((status.applied_block, status.indexed_block));
+        }
+        if status.indexed_block >= last {
+            break;
+        }
+        assert!(Instant::now() < deadline, "backfill stuck: {status:?}");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    service.stop().await;
+    let distinct: std::collections::BTreeSet<u64> = ahead.iter().map(|(a, _)| *a).collect();
+    assert!(
+        distinct.len() >= 3,
+        "the applied block moved ahead of the committed one only {} times: {ahead:?}",
+        distinct.len()
+    );
+}

@@ -17,8 +17,11 @@ pub struct IndexingStatus {
     pub phase: String,
     /// Head the indexer targets .
     pub head_block: BigInt,
-    /// Last committed block .
+    /// Last committed block: what queries see.
     pub indexed_block: BigInt,
+    /// Last applied block: ahead of `indexedBlock` while a backfill holds its rows between
+    /// flushes; the progress of a backfill.
+    pub applied_block: BigInt,
     /// Events applied per second recently.
     pub events_per_second: f64,
     /// Seconds to the head at the current pace.
@@ -39,6 +42,7 @@ impl From<chain_status::Model> for IndexingStatus {
             phase: r.phase,
             head_block: BigInt(r.head_block.to_string()),
             indexed_block: BigInt(r.indexed_block.to_string()),
+            applied_block: BigInt(r.applied_block.to_string()),
             events_per_second: r.events_per_second,
             eta_seconds: r.eta_seconds,
             restarts: r.restarts,
