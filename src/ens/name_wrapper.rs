@@ -1,6 +1,8 @@
 //! NameWrapper handlers. Wrapping a live `.eth` second-level name marks its base registrar
 //! registration as wrapped; wrapping anything else opens a NameWrapper registration (expiry 0
-//! means it never expires). The ERC-1155 token owner becomes the effective owner.
+//! means it never expires). The ERC-1155 token's holder owns a wrapped name
+//! (`ens::ownership`). As the contract does, an unwrap keeps the registration's expiry and its
+//! parent-controlled fuses, and a later wrap takes the later expiry and those fuses back.
 
 use alloy::primitives::{Address, B256, U256};
 
@@ -17,6 +19,12 @@ use crate::store::EntityStore;
 
 /// Registration kind of the NameWrapper.
 pub const KIND: &str = "NameWrapper";
+
+/// The fuses only a name's parent can burn (the upper 16 bits: `PARENT_CANNOT_CONTROL`,
+/// `IS_DOT_ETH`, `CAN_EXTEND_EXPIRY` and the parent's own). The wrapper keeps them, with the
+/// expiry, when a name is unwrapped, and merges them into the next wrap while that expiry has
+/// not passed.
+pub const PARENT_CONTROLLED_FUSES: i64 = 0xFFFF_0000;
 
 /// The fields of a `NameWrapped` event.
 #[derive(Clone, Copy, Debug)]
@@ -66,12 +74,25 @@ pub async fn name_wrapped(
         reg.fuses = Some(i64::from(fuses));
         store.put_registration(reg);
     } else {
+        // What the wrapper kept of an earlier wrap: `NameWrapped` carries the arguments of the
+        // wrap, but the token gets the later expiry, and the kept parent-controlled fuses
+        // while that expiry has not passed (ERC1155Fuse `_mint`).
+        // An expiry of 0 is stored as none.
+        let (kept_expiry, kept_fuses) = match registration::latest(store, &domain).await? {
+            Some(reg) if reg.kind == KIND => (reg.expiry.unwrap_or(0), reg.fuses.unwrap_or(0)),
+            _ => (0, 0),
+        };
+        let expiry = i64::try_from(expiry).unwrap_or(i64::MAX).max(kept_expiry);
+        let mut fuses = i64::from(fuses);
+        if kept_expiry >= meta.timestamp as i64 {
+            fuses |= kept_fuses & PARENT_CONTROLLED_FUSES;
+        }
         let opening = Opening {
             kind: KIND,
             registrant: nonzero(owner),
-            expiry: (expiry != 0).then(|| i64::try_from(expiry).unwrap_or(i64::MAX)),
+            expiry: (expiry != 0).then_some(expiry),
             grace_period: 0,
-            fuses: Some(i64::from(fuses)),
+            fuses: Some(fuses),
         };
         registration::open(ctx, store, &mut domain, meta.address, meta, opening);
     }
@@ -97,7 +118,7 @@ async fn wrapped_domain(
 pub async fn name_unwrapped(
     ctx: &IndexContext,
     store: &mut EntityStore,
-    meta: &EventMeta,
+    _meta: &EventMeta,
     node: B256,
     _owner: Address,
 ) -> Result<(), HandlerError> {
@@ -107,7 +128,9 @@ pub async fn name_unwrapped(
     store.put_domain(domain);
     if let Some(mut reg) = reg {
         if reg.kind == KIND {
-            reg.expiry = Some(meta.timestamp as i64);
+            // The wrapper keeps the expiry and the parent-controlled fuses (they still bind
+            // the parent until that expiry); the owner-controlled ones go with the token.
+            reg.fuses = reg.fuses.map(|f| f & PARENT_CONTROLLED_FUSES);
         } else {
             reg.wrapped = false;
             reg.fuses = None;

@@ -608,9 +608,14 @@ async fn name_wrapper_wraps_eth_names_and_subnames() {
         ("NameWrapper", Some(1_600_000), 1)
     );
 
+    // The parent burns PARENT_CANNOT_CONTROL (a parent-controlled fuse), the owner
+    // CANNOT_SET_TTL (an owner-controlled one).
+    bed.ok(WRAPPER, NameWrapper::FusesSet { node: sub, fuses: 0x10000 | 16 }.encode_log_data())
+        .await;
+
     // Unwrapping, as `unwrap` and `unwrapETH2LD` do it (burn, hand the registry record and the
-    // registrar token back, then the event): the subname's registration ends now, the 2LD's is
-    // simply no longer wrapped.
+    // registrar token back, then the event): the wrapper keeps the subname's expiry and its
+    // parent-controlled fuses; the 2LD's registration is simply no longer wrapped.
     let burn = |from, node: B256| {
         NameWrapper::TransferSingle {
             operator: from,
@@ -633,12 +638,37 @@ async fn name_wrapper_wraps_eth_names_and_subnames() {
     bed.ok(REGISTRY, Registry::Transfer { node: alice, owner: ALICE }.encode_log_data()).await;
     bed.ok(WRAPPER, NameWrapper::NameUnwrapped { node: alice, owner: ALICE }.encode_log_data())
         .await;
-    let now = 1_000_000 + bed.block as i64 * 12;
     bed.flush().await;
-    assert_eq!(bed.registration("sub.alice.eth").await.expiry, Some(now));
+    let kept = bed.registration("sub.alice.eth").await;
+    assert_eq!((kept.expiry, kept.fuses), (Some(1_600_000), Some(0x10000)));
     let reg = bed.registration("alice.eth").await;
     assert_eq!((reg.wrapped, reg.fuses), (false, None));
     assert_eq!(bed.domain("alice.eth").await.owner, raw(ALICE));
+    assert_eq!(bed.domain("sub.alice.eth").await.owner, raw(CAROL));
+
+    // Wrapped again with `wrap` (fuses 0, expiry 0 in the event): the token has the kept
+    // expiry and parent-controlled fuses, as `getData` reports them.
+    bed.ok(REGISTRY, Registry::Transfer { node: sub, owner: WRAPPER }.encode_log_data()).await;
+    bed.ok(
+        WRAPPER,
+        NameWrapper::TransferSingle {
+            operator: CAROL,
+            from: Address::ZERO,
+            to: CAROL,
+            id: U256::from_be_bytes(sub.0),
+            value: U256::from(1),
+        }
+        .encode_log_data(),
+    )
+    .await;
+    bed.ok(WRAPPER, wrap(sub, "sub.alice.eth", CAROL, 0, 0)).await;
+    bed.flush().await;
+    let rewrapped = bed.registration("sub.alice.eth").await;
+    assert_eq!(
+        (rewrapped.kind.as_str(), rewrapped.expiry, rewrapped.fuses),
+        ("NameWrapper", Some(1_600_000), Some(0x10000))
+    );
+    assert_ne!(rewrapped.id, kept.id, "a wrap opens a registration");
     assert_eq!(bed.domain("sub.alice.eth").await.owner, raw(CAROL));
 }
 
