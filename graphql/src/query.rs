@@ -20,7 +20,8 @@ pub const MAX_NAMES_IN: usize = 100;
 pub enum DomainIdInput {
     /// Domain id.
     Id(DomainId),
-    /// Interpreted name.
+    /// A name: every label ENSIP-15 normalized, or `[labelhash]`. Found by its namehash,
+    /// so labels may be typed in plaintext whether or not the index knows them.
     Name(InterpretedName),
 }
 

@@ -211,8 +211,11 @@ impl Domain {
         Node(self.0.node_hex())
     }
 
-    /// Effective owner: the registry owner, overridden by the registrar and NameWrapper
-    /// token owners.
+    /// The owner, from the current state whatever the order of events: the NameWrapper
+    /// token's holder while the name is wrapped (its registry owner is the NameWrapper and the
+    /// token exists); else, for a name a registrar manages (`x.eth`, `x.base.eth`) that has a
+    /// registrar token, the token's holder, expired or not; else the registry owner
+    /// (`rootRegistryOwner`).
     async fn owner(&self) -> Option<Account> {
         self.0.owner.as_ref().map(|a| Account(a.to_string()))
     }

@@ -217,7 +217,9 @@ macro_rules! registration_object {
                 AccountId::new(self.0.registrar_chain_id, &self.0.registrar)
             }
 
-            /// Who it was registered to.
+            /// The holder of the token the registration stands for (the registrar's for a
+            /// `BaseRegistrar` registration, the NameWrapper's for a `NameWrapper` one): it
+            /// follows transfers and wraps. Who registered it is in the registration's event.
             async fn registrant(&self) -> Option<Account> {
                 self.0.registrant.clone().map(Account)
             }
