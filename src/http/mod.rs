@@ -11,13 +11,13 @@
 pub mod client_slots;
 pub mod descriptors;
 pub mod graphql_endpoint;
+pub mod playground;
 pub mod request_limits;
 pub mod subscriptions;
 
 use std::{net::SocketAddr, time::Duration};
 
 use actix_web::{App, HttpResponse, HttpServer, dev::Server, guard, middleware, web};
-use async_graphql::http::GraphiQLSource;
 use entities::chain_status;
 use metrics_exporter_prometheus::PrometheusHandle;
 use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, QueryOrder};
@@ -60,12 +60,6 @@ pub struct HttpState {
     pub ready_chains: Vec<u64>,
     /// Whether `/ready` waits for them.
     pub ready_requires_sync: bool,
-}
-
-async fn graphiql() -> HttpResponse {
-    HttpResponse::Ok().content_type("text/html; charset=utf-8").body(
-        GraphiQLSource::build().endpoint("/graphql").subscription_endpoint("/graphql").finish(),
-    )
 }
 
 async fn metrics(handle: web::Data<PrometheusHandle>) -> HttpResponse {
@@ -229,7 +223,8 @@ pub fn server(
                         .guard(guard::Header("upgrade", "websocket"))
                         .to(subscriptions::graphql_ws),
                 )
-                .route("/graphql", web::get().to(graphiql));
+                .route("/graphql", web::get().to(playground::page))
+                .route("/graphql/playground/{file}", web::get().to(playground::asset));
         }
         app
     })

@@ -152,14 +152,20 @@ async fn status_tells_the_truth(backend: Backend, chain_id: u64) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     run.kill();
+    // Rows the new process writes: later than any the killed one wrote.
+    let killed_at =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+            as i64;
     let run = Process::start("run", &config).await;
     let first = run
-        .status_until("restarted", Duration::from_secs(5), |s| s["updatedAt"].as_i64() > Some(0))
+        .status_until("restarted", Duration::from_secs(5), |s| {
+            s["updatedAt"].as_i64() > Some(killed_at)
+        })
         .await;
     assert_eq!(first["indexedBlock"].as_u64(), Some(last), "from the first status: {first}");
     let synced = run
         .status_until("following without a new block", Duration::from_secs(10), |s| {
-            s["phase"] == "following"
+            s["updatedAt"].as_i64() > Some(killed_at) && s["phase"] == "following"
         })
         .await;
     assert_eq!(synced["indexedBlock"].as_u64(), Some(last), "{synced}");
