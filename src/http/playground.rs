@@ -18,6 +18,7 @@ const PAGE: &str = r#"<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Ensemble GraphiQL</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/graphql/playground/graphiql.min.css">
 <link rel="stylesheet" href="/graphql/playground/playground.css">
 </head>

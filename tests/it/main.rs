@@ -24,6 +24,7 @@ mod metrics;
 mod multichain;
 mod operations;
 mod ordering;
+mod playground;
 mod query_indexes;
 mod reorg;
 mod reorg_positions;
