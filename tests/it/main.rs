@@ -6,6 +6,7 @@
 mod admin;
 mod bulk_upsert;
 mod connection_walk;
+mod container;
 mod cursors;
 mod database_faults;
 mod decode_errors;
