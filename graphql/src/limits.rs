@@ -98,29 +98,18 @@ pub fn check_document(doc: &ExecutableDocument) -> ServerResult<()> {
     let e = expand(doc).map_err(|ExpansionError::Cycle(name)| {
         server_error(code::GRAPHQL_VALIDATION_FAILED, format!("fragment {name} spreads itself"))
     })?;
-    if e.fragment_depth > MAX_FRAGMENT_DEPTH {
-        return Err(server_error(
-            code::TOO_DEEP,
-            format!(
-                "fragments spread fragments {} deep; at most {MAX_FRAGMENT_DEPTH} are allowed",
-                e.fragment_depth
-            ),
-        ));
-    }
-    if e.fields > MAX_FIELDS {
-        return Err(server_error(
-            code::TOO_COMPLEX,
-            format!(
-                "the query selects {} fields with its fragments spread; at most {MAX_FIELDS} are allowed",
-                e.fields
-            ),
-        ));
-    }
-    if e.aliases > MAX_ALIASES {
-        return Err(server_error(
-            code::TOO_MANY_ALIASES,
-            format!("the query uses {} aliases; at most {MAX_ALIASES} are allowed", e.aliases),
-        ));
+    let limits = [
+        (e.fragment_depth, MAX_FRAGMENT_DEPTH, code::TOO_DEEP, "fragments spreading fragments"),
+        (e.fields, MAX_FIELDS, code::TOO_COMPLEX, "fields with its fragments spread"),
+        (e.aliases, MAX_ALIASES, code::TOO_MANY_ALIASES, "aliases with its fragments spread"),
+    ];
+    for (count, limit, code, what) in limits {
+        if count > limit {
+            return Err(server_error(
+                code,
+                format!("the query has {count} {what}; at most {limit} are allowed"),
+            ));
+        }
     }
     Ok(())
 }

@@ -19,6 +19,15 @@ use crate::{
 /// Finality depth of the longer chains; every reorg depth up to it is played.
 const FINALITY: u64 = 6;
 
+/// Waits for `service` to reach the chain's head, stops it, and compares its state with a
+/// fresh index of the chain.
+async fn assert_fresh(service: Service, chain: &ChainConfig, driver: &Driver, what: &str) {
+    wait_for_hash(&service.db, chain.id, driver).await;
+    let actual = ensemble::dump::dump(&service.db).await.unwrap();
+    service.stop().await;
+    assert_same(&actual, &fresh_dump(chain, driver).await, what);
+}
+
 fn assert_same(actual: &str, expected: &str, what: &str) {
     if actual != expected {
         let diff: Vec<_> = actual
@@ -77,15 +86,8 @@ async fn reorgs_inside_the_first_window(backend: Backend, chain_id: u64) {
             service = Some(started);
         })
         .await;
-        let service = service.unwrap();
-        wait_for_hash(&service.db, chain_id, &driver).await;
-        let actual = ensemble::dump::dump(&service.db).await.unwrap();
-        service.stop().await;
-        assert_same(
-            &actual,
-            &fresh_dump(&chain, &driver).await,
-            &format!("first window, depth {depth}"),
-        );
+        assert_fresh(service.unwrap(), &chain, &driver, &format!("first window, depth {depth}"))
+            .await;
     }
 }
 
@@ -103,14 +105,7 @@ async fn reorgs_right_after_a_restart(backend: Backend, chain_id: u64) {
         })
         .await;
         let service = Service::start(&config).await.unwrap();
-        wait_for_hash(&service.db, chain_id, &driver).await;
-        let actual = ensemble::dump::dump(&service.db).await.unwrap();
-        service.stop().await;
-        assert_same(
-            &actual,
-            &fresh_dump(&chain, &driver).await,
-            &format!("after a restart, depth {depth}"),
-        );
+        assert_fresh(service, &chain, &driver, &format!("after a restart, depth {depth}")).await;
     }
 }
 
@@ -155,15 +150,7 @@ async fn reorgs_on_a_chain_shorter_than_finality(backend: Backend, chain_id: u64
         started = Some(s);
     })
     .await;
-    let started = started.unwrap();
-    wait_for_hash(&started.db, chain_id, &driver).await;
-    let actual = ensemble::dump::dump(&started.db).await.unwrap();
-    started.stop().await;
-    assert_same(
-        &actual,
-        &fresh_dump(&from_start, &driver).await,
-        "reorganized from the start block",
-    );
+    assert_fresh(started.unwrap(), &from_start, &driver, "reorganized from the start block").await;
     wait_for_hash(&service.db, chain_id, &driver).await;
 
     // Back to genesis: a chain of empty blocks, longer than the one indexed, replaces it all.
