@@ -15,8 +15,7 @@ use alloy::{
     rpc::types::Log,
     sol_types::SolCall,
 };
-use entities::rpc_cache;
-use sea_orm::{DatabaseConnection, EntityTrait, sea_query::OnConflict};
+use sea_orm::DatabaseConnection;
 
 use super::{
     PipelineError,
@@ -31,7 +30,6 @@ use crate::{
         role::ContractRole,
     },
     rpc::{BlockInfo, RpcClient, TxParties},
-    store::StoreError,
 };
 
 /// A fetched block range.
@@ -203,28 +201,14 @@ impl DecodeJob {
                 .concat()
             )
         );
-        if let Some(hit) = rpc_cache::Entity::find_by_id(cache_key.clone())
-            .one(&self.db)
-            .await
-            .map_err(StoreError::db("read rpc cache"))?
-        {
-            return Ok(serde_json::from_str(&hit.value).ok());
+        if let Some(hit) = crate::store::rpc_cache::read(&self.db, &cache_key).await? {
+            return Ok(serde_json::from_str(&hit).ok());
         }
         match self.rpc.call_at(resolver, call.into(), block.hash).await {
             Ok(bytes) => {
                 let value = Resolver::textCall::abi_decode_returns(&bytes).ok();
-                let row = rpc_cache::ActiveModel {
-                    key: sea_orm::Set(cache_key),
-                    chain_id: sea_orm::Set(self.chain_id as i64),
-                    value: sea_orm::Set(
-                        serde_json::to_string(&value).unwrap_or_else(|_| "null".into()),
-                    ),
-                };
-                rpc_cache::Entity::insert(row)
-                    .on_conflict(OnConflict::column(rpc_cache::Column::Key).do_nothing().to_owned())
-                    .exec_without_returning(&self.db)
-                    .await
-                    .map_err(StoreError::db("write rpc cache"))?;
+                let json = serde_json::to_string(&value).unwrap_or_else(|_| "null".into());
+                crate::store::rpc_cache::write(&self.db, self.chain_id, cache_key, json).await?;
                 Ok(value)
             }
             Err(err) if !err.is_retryable() => {

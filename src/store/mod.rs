@@ -11,7 +11,8 @@
 //!   a crash leaves either all of a batch or none of it, and a restart resumes after the
 //!   checkpoint with nothing applied twice;
 //! - [`namespace`] records the namespace's bridges and reverse registrars for the API;
-//! - [`status_row`] writes each chain's status row;
+//! - [`status_row`] writes each chain's status row, [`rpc_cache`] the answers of the calls
+//!   the decoder makes;
 //! - [`heal_log`] carries labels that became known to every chain's domains;
 //! - [`query_indexes`] sets the API's query indexes aside during a fresh database's first
 //!   backfill and builds them once when it catches up;
@@ -31,6 +32,7 @@ pub mod memory_budget;
 pub mod namespace;
 pub mod query_indexes;
 pub mod row_size;
+pub mod rpc_cache;
 pub mod status_row;
 pub mod tcp_nodelay;
 pub mod unnest_upsert;
