@@ -158,15 +158,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
     assert_eq!(stored.block_number, 10, "{backend:?}: the checkpoint did not move");
 }
 
-#[actix_rt::test]
-async fn rows_round_trip_and_conflicts_update_what_they_should_on_sqlite() {
-    rows_round_trip_and_conflicts_update_what_they_should(Backend::Sqlite).await;
-}
-
-#[actix_rt::test]
-async fn rows_round_trip_and_conflicts_update_what_they_should_on_postgres() {
-    rows_round_trip_and_conflicts_update_what_they_should(Backend::Postgres).await;
-}
+crate::support::on_both_engines!(rows_round_trip_and_conflicts_update_what_they_should);
 
 /// A flush runs on the handler's writer thread, whose runtime stops with the handler. If the
 /// flush borrowed a connection from the shared pool, that connection could be opened on the

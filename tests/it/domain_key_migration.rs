@@ -691,12 +691,4 @@ async fn converts(backend: Backend) {
     );
 }
 
-#[actix_rt::test]
-async fn domain_ids_convert_on_sqlite() {
-    converts(Backend::Sqlite).await;
-}
-
-#[actix_rt::test]
-async fn domain_ids_convert_on_postgres() {
-    converts(Backend::Postgres).await;
-}
+crate::support::on_both_engines!(converts);

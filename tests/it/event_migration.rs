@@ -184,15 +184,7 @@ async fn converts(backend: Backend) {
         .expect("the temporary index was dropped");
 }
 
-#[actix_rt::test]
-async fn event_history_converts_on_sqlite() {
-    converts(Backend::Sqlite).await;
-}
-
-#[actix_rt::test]
-async fn event_history_converts_on_postgres() {
-    converts(Backend::Postgres).await;
-}
+crate::support::on_both_engines!(converts);
 
 /// Unpacked topics and data of the `i`-th row of [`packs_in_batches`]: a hash-like and an
 /// address topic; a small number, a short string and sometimes a partial final word.
@@ -270,12 +262,4 @@ async fn packs_in_batches(backend: Backend) {
     }
 }
 
-#[actix_rt::test]
-async fn packing_converts_every_batch_on_sqlite() {
-    packs_in_batches(Backend::Sqlite).await;
-}
-
-#[actix_rt::test]
-async fn packing_converts_every_batch_on_postgres() {
-    packs_in_batches(Backend::Postgres).await;
-}
+crate::support::on_both_engines!(packs_in_batches);

@@ -98,15 +98,7 @@ async fn handle(proxy: web::Data<Proxy>, body: web::Bytes) -> HttpResponse {
     }
 }
 
-#[actix_rt::test]
-async fn rpc_faults_at_twenty_percent_change_nothing_on_sqlite() {
-    rpc_faults_at_twenty_percent_change_nothing(Backend::Sqlite, 31_430).await;
-}
-
-#[actix_rt::test]
-async fn rpc_faults_at_twenty_percent_change_nothing_on_postgres() {
-    rpc_faults_at_twenty_percent_change_nothing(Backend::Postgres, 31_431).await;
-}
+crate::support::on_both_engines!(rpc_faults_at_twenty_percent_change_nothing, 31_430);
 
 async fn rpc_faults_at_twenty_percent_change_nothing(backend: Backend, chain_id: u64) {
     let (anvil, _driver, scenario) =

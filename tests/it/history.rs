@@ -331,15 +331,7 @@ async fn history(backend: Backend, chain_id: u64) {
     service.stop().await;
 }
 
-#[actix_rt::test]
-async fn history_matches_chain_on_sqlite() {
-    history(Backend::Sqlite, 31_470).await;
-}
-
-#[actix_rt::test]
-async fn history_matches_chain_on_postgres() {
-    history(Backend::Postgres, 31_471).await;
-}
+crate::support::on_both_engines!(history, 31_470);
 
 /// The next `graphql-transport-ws` message within `wait`, skipping websocket control frames
 /// and protocol pings.

@@ -33,8 +33,13 @@ use crate::support::{self, Backend, TestDb};
 /// The peak resident memory the attacked process may reach (a debug build; idle it holds
 /// about 60 MB, and 84 MB after these attacks).
 const PEAK_RSS_MB: u64 = 256;
-/// Longest `/health` may take at any time during the attacks.
+/// Longest `/health` may take during the attacks, at the 99th percentile of its polls. Alone
+/// on the machine the slowest answer is 6–24 ms; the suite shares two cores with other tests
+/// and their processes, which can hold the poller itself off the CPU for a second (seen with
+/// two busy loops beside it), so every answer is held to [`HEALTH_AT_WORST`] instead.
 const HEALTH_WITHIN: Duration = Duration::from_secs(1);
+/// Longest any `/health` poll may take.
+const HEALTH_AT_WORST: Duration = Duration::from_secs(3);
 /// Connections that send half a body, and connections that send nothing.
 const SLOW_BODIES: usize = 600;
 const SILENT_CONNECTIONS: usize = 200;
@@ -56,12 +61,11 @@ fn peak_rss_mb(pid: u32) -> u64 {
     line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() / 1024
 }
 
-/// Polls `/health` every 50 ms from its own thread; reports the slowest answer and failures.
+/// Polls `/health` every 50 ms from its own thread; reports each answer's time and failures.
 struct HealthWatch {
     stop: Arc<AtomicBool>,
-    slowest_ms: Arc<AtomicU64>,
     failures: Arc<AtomicU64>,
-    thread: Option<std::thread::JoinHandle<u64>>,
+    thread: Option<std::thread::JoinHandle<Vec<Duration>>>,
 }
 
 fn http_get(addr: SocketAddr, path: &str, timeout: Duration) -> std::io::Result<String> {
@@ -76,36 +80,33 @@ fn http_get(addr: SocketAddr, path: &str, timeout: Duration) -> std::io::Result<
 impl HealthWatch {
     fn start(addr: SocketAddr) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
-        let slowest_ms = Arc::new(AtomicU64::new(0));
         let failures = Arc::new(AtomicU64::new(0));
-        let (s, w, f) = (stop.clone(), slowest_ms.clone(), failures.clone());
+        let (s, f) = (stop.clone(), failures.clone());
         let thread = std::thread::spawn(move || {
-            let mut polls = 0;
+            let mut times = Vec::new();
             while !s.load(Ordering::Relaxed) {
                 let at = Instant::now();
                 let ok = http_get(addr, "/health", Duration::from_secs(5))
                     .is_ok_and(|a| a.starts_with("HTTP/1.1 200"));
-                w.fetch_max(at.elapsed().as_millis() as u64, Ordering::Relaxed);
+                times.push(at.elapsed());
                 if !ok {
                     f.fetch_add(1, Ordering::Relaxed);
                 }
-                polls += 1;
                 std::thread::sleep(Duration::from_millis(50));
             }
-            polls
+            times
         });
-        Self { stop, slowest_ms, failures, thread: Some(thread) }
+        Self { stop, failures, thread: Some(thread) }
     }
 
-    /// Stops it; returns (polls, slowest, failures).
-    fn finish(mut self) -> (u64, Duration, u64) {
+    /// Stops it; returns (polls, 99th percentile, slowest, failures).
+    fn finish(mut self) -> (usize, Duration, Duration, u64) {
         self.stop.store(true, Ordering::Relaxed);
-        let polls = self.thread.take().unwrap().join().unwrap();
-        (
-            polls,
-            Duration::from_millis(self.slowest_ms.load(Ordering::Relaxed)),
-            self.failures.load(Ordering::Relaxed),
-        )
+        let mut times = self.thread.take().unwrap().join().unwrap();
+        times.sort_unstable();
+        let p99 = times[(times.len() * 99 / 100).min(times.len() - 1)];
+        let slowest = times.last().copied().unwrap_or_default();
+        (times.len(), p99, slowest, self.failures.load(Ordering::Relaxed))
     }
 }
 
@@ -421,15 +422,16 @@ async fn hostile_requests_leave_the_service_up(backend: Backend, chain_id: u64) 
     documents_over_websocket(addr).await;
     slow_clients(addr, &url).await;
 
-    let (polls, slowest, failures) = health.finish();
+    let (polls, p99, slowest, failures) = health.finish();
     stop.store(true, Ordering::Relaxed);
     miner.join().unwrap();
     let log = std::fs::read_to_string(config_path.with_extension("log")).unwrap_or_default();
     assert!(server.try_wait().unwrap().is_none(), "the process died; its log:\n{log}");
     assert_eq!(failures, 0, "{failures} of {polls} health checks failed");
-    assert!(slowest < HEALTH_WITHIN, "/health took {slowest:?} at worst ({polls} polls)");
+    assert!(p99 < HEALTH_WITHIN, "/health took {p99:?} at the 99th percentile ({polls} polls)");
+    assert!(slowest < HEALTH_AT_WORST, "/health took {slowest:?} at worst ({polls} polls)");
     let peak = peak_rss_mb(pid);
-    eprintln!("peak RSS {peak} MB, slowest /health {slowest:?} over {polls} polls");
+    eprintln!("peak RSS {peak} MB, /health p99 {p99:?} and slowest {slowest:?} over {polls} polls");
     assert!(peak < PEAK_RSS_MB, "peak RSS {peak} MB");
     // The indexer kept indexing the blocks mined during the attacks.
     let after = read_checkpoint(&conn, chain_id).await.unwrap().unwrap().block_number;

@@ -265,12 +265,4 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
     service.stop().await;
 }
 
-#[actix_rt::test]
-async fn scenario_matches_chain_on_sqlite() {
-    indexes_scenario_and_matches_chain(Backend::Sqlite).await;
-}
-
-#[actix_rt::test]
-async fn scenario_matches_chain_on_postgres() {
-    indexes_scenario_and_matches_chain(Backend::Postgres).await;
-}
+crate::support::on_both_engines!(indexes_scenario_and_matches_chain);

@@ -186,12 +186,4 @@ async fn walks_in_key_order(backend: Backend) {
     assert_eq!(walked, expected, "{backend:?}: the resolver's record sets in node order");
 }
 
-#[actix_rt::test]
-async fn key_listings_walk_in_order_on_sqlite() {
-    walks_in_key_order(Backend::Sqlite).await;
-}
-
-#[actix_rt::test]
-async fn key_listings_walk_in_order_on_postgres() {
-    walks_in_key_order(Backend::Postgres).await;
-}
+crate::support::on_both_engines!(walks_in_key_order);

@@ -121,15 +121,7 @@ async fn heal_crosses_chains_and_imports(backend: Backend) {
     assert_eq!(marks.len(), 2, "{marks:?}");
 }
 
-#[actix_rt::test]
-async fn a_heal_crosses_chains_and_imports_on_sqlite() {
-    heal_crosses_chains_and_imports(Backend::Sqlite).await;
-}
-
-#[actix_rt::test]
-async fn a_heal_crosses_chains_and_imports_on_postgres() {
-    heal_crosses_chains_and_imports(Backend::Postgres).await;
-}
+crate::support::on_both_engines!(heal_crosses_chains_and_imports);
 
 /// A chain that read a label as unknown and has not flushed it yet, while an import stores
 /// it known, still renames its names: it wrote no `[hash]` over the label, and the import's

@@ -199,12 +199,4 @@ async fn every_order_and_direction(backend: Backend, chain_id: u64) {
     service.stop().await;
 }
 
-#[actix_rt::test]
-async fn every_order_and_direction_on_sqlite() {
-    every_order_and_direction(Backend::Sqlite, 31_450).await;
-}
-
-#[actix_rt::test]
-async fn every_order_and_direction_on_postgres() {
-    every_order_and_direction(Backend::Postgres, 31_451).await;
-}
+crate::support::on_both_engines!(every_order_and_direction, 31_450);

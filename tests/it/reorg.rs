@@ -164,12 +164,4 @@ async fn reorgs_at_depths_equal_a_fresh_index(backend: Backend, chain_id: u64) {
     assert!(actual == expected, "state after reorgs differs from a fresh index of the final chain");
 }
 
-#[actix_rt::test]
-async fn reorgs_at_depths_1_2_5_and_finality_minus_1_on_sqlite() {
-    reorgs_at_depths_equal_a_fresh_index(Backend::Sqlite, 31_420).await;
-}
-
-#[actix_rt::test]
-async fn reorgs_at_depths_1_2_5_and_finality_minus_1_on_postgres() {
-    reorgs_at_depths_equal_a_fresh_index(Backend::Postgres, 31_421).await;
-}
+crate::support::on_both_engines!(reorgs_at_depths_equal_a_fresh_index, 31_420);

@@ -60,15 +60,7 @@ async fn sigkill_and_restart_equals_uninterrupted_run(backend: Backend, chain_id
     assert!(actual == expected, "dump after SIGKILL + restart differs from an uninterrupted run");
 }
 
-#[actix_rt::test]
-async fn sigkill_and_restart_equals_uninterrupted_run_on_sqlite() {
-    sigkill_and_restart_equals_uninterrupted_run(Backend::Sqlite, 31_403).await;
-}
-
-#[actix_rt::test]
-async fn sigkill_and_restart_equals_uninterrupted_run_on_postgres() {
-    sigkill_and_restart_equals_uninterrupted_run(Backend::Postgres, 31_404).await;
-}
+crate::support::on_both_engines!(sigkill_and_restart_equals_uninterrupted_run, 31_403);
 
 /// SIGTERM during backfill: the process commits what it applied and exits cleanly within its
 /// deadline; restarted, it finishes with exactly the uninterrupted run's state.
@@ -110,19 +102,11 @@ async fn sigterm_during_backfill_commits_and_resumes() {
     assert!(actual == expected, "dump after SIGTERM + restart differs from an uninterrupted run");
 }
 
+crate::support::on_both_engines!(ten_sigkills_during_backfill_and_realtime_change_nothing, 31_407);
+
 /// Ten SIGKILLs at random points: six during backfill, four while following a chain that
 /// keeps producing blocks with registrations, transfers and record changes. The final state
 /// equals a fresh, uninterrupted index of the final chain.
-#[actix_rt::test]
-async fn ten_sigkills_during_backfill_and_realtime_change_nothing_on_sqlite() {
-    ten_sigkills_during_backfill_and_realtime_change_nothing(Backend::Sqlite, 31_407).await;
-}
-
-#[actix_rt::test]
-async fn ten_sigkills_during_backfill_and_realtime_change_nothing_on_postgres() {
-    ten_sigkills_during_backfill_and_realtime_change_nothing(Backend::Postgres, 31_408).await;
-}
-
 async fn ten_sigkills_during_backfill_and_realtime_change_nothing(backend: Backend, chain_id: u64) {
     use rand::{Rng, SeedableRng, rngs::StdRng};
     let (anvil, mut driver, scenario) =

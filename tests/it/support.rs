@@ -20,9 +20,22 @@ use ensemble::{
 };
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
 
-/// Two tests of `async fn $body(backend, chain_id)`, one per engine, as `$body::on_sqlite`
-/// (chain `$id`) and `$body::on_postgres` (chain `$id + 1`).
+/// Two tests of `async fn $body(backend, chain_id)` (or of `$body(backend)`), one per engine,
+/// as `$body::on_sqlite` (chain `$id`) and `$body::on_postgres` (chain `$id + 1`).
 macro_rules! on_both_engines {
+    ($body:ident) => {
+        mod $body {
+            #[actix_rt::test]
+            async fn on_sqlite() {
+                super::$body(crate::support::Backend::Sqlite).await;
+            }
+
+            #[actix_rt::test]
+            async fn on_postgres() {
+                super::$body(crate::support::Backend::Postgres).await;
+            }
+        }
+    };
     ($body:ident, $id:expr) => {
         mod $body {
             #[actix_rt::test]
