@@ -22,6 +22,15 @@ pub struct Expansion {
     pub fragment_depth: u64,
 }
 
+impl Expansion {
+    /// Adds what a spread of a fragment measuring `spread` brings.
+    fn absorb(&mut self, spread: Expansion) {
+        self.fields = self.fields.saturating_add(spread.fields);
+        self.aliases = self.aliases.saturating_add(spread.aliases);
+        self.fragment_depth = self.fragment_depth.max(spread.fragment_depth);
+    }
+}
+
 /// Why a document cannot be measured.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExpansionError {
@@ -95,12 +104,12 @@ pub fn expand(doc: &ExecutableDocument) -> Result<Expansion, ExpansionError> {
             }
             let name = *name;
             let mut total =
-                Expansion { fields: own.fields, aliases: own.aliases, fragment_depth: 1 };
+                Expansion { fields: own.fields, aliases: own.aliases, fragment_depth: 0 };
             for dep in own.spreads.iter().filter_map(|d| done.get(d).copied().flatten()) {
-                total.fields = total.fields.saturating_add(dep.fields);
-                total.aliases = total.aliases.saturating_add(dep.aliases);
-                total.fragment_depth = total.fragment_depth.max(dep.fragment_depth + 1);
+                total.absorb(dep);
             }
+            // This fragment is one more link of every chain through it.
+            total.fragment_depth += 1;
             done.insert(name, Some(total));
             stack.pop();
         }
@@ -109,12 +118,9 @@ pub fn expand(doc: &ExecutableDocument) -> Result<Expansion, ExpansionError> {
     for (_, op) in doc.operations.iter() {
         let mut s = Shallow::default();
         shallow(&op.node.selection_set.node, &mut s);
-        sum.fields = sum.fields.saturating_add(s.fields);
-        sum.aliases = sum.aliases.saturating_add(s.aliases);
+        sum.absorb(Expansion { fields: s.fields, aliases: s.aliases, fragment_depth: 0 });
         for dep in s.spreads.iter().filter_map(|d| done.get(d).copied().flatten()) {
-            sum.fields = sum.fields.saturating_add(dep.fields);
-            sum.aliases = sum.aliases.saturating_add(dep.aliases);
-            sum.fragment_depth = sum.fragment_depth.max(dep.fragment_depth);
+            sum.absorb(dep);
         }
     }
     Ok(sum)

@@ -241,25 +241,15 @@ impl ChainSupervisor {
         self.started_at = Instant::now();
         self.phase = Phase::Starting;
         self.synced = false;
-        let chain = &self.chain;
-        let Some(rpc_url) = chain.rpc_url.as_deref().filter(|url| !url.is_empty()) else {
-            let reason = format!(
-                "no RPC endpoint; set RPC_URL_{id}=<url> or rpc_url in its [[chains]] entry",
-                id = chain.id
-            );
-            tracing::error!(target: "indexer::supervisor", chain = chain.id, "Chain not indexed: {reason}");
-            self.phase = Phase::Failed(reason);
-            return;
-        };
-        let rpc = match RpcClient::with_timeout(rpc_url, chain.id, chain.request_timeout()) {
-            Ok(rpc) => rpc.reporting_to(self.progress.rpc_error_slot()),
-            Err(err) => {
-                tracing::error!(target: "indexer::supervisor", chain = chain.id, error = %err, "Chain stopped");
-                self.phase = Phase::Failed(err.to_string());
+        let rpc = match self.rpc_client() {
+            Ok(rpc) => rpc,
+            Err(reason) => {
+                tracing::error!(target: "indexer::supervisor", chain = self.chain.id, "Chain not indexed: {reason}");
+                self.phase = Phase::Failed(reason);
                 return;
             }
         };
-        self.rpc = Some(rpc.clone());
+        let chain = &self.chain;
         let cap = self.indexer.mailbox_capacity;
         let handler_gauge = MailboxGauge::new(chain.id, "handler", "decoder", cap);
         let decoder_gauge = MailboxGauge::new(chain.id, "decoder", "fetcher", cap);
@@ -389,17 +379,24 @@ impl ChainSupervisor {
         );
     }
 
-    /// Builds the endpoint client without starting a pipeline (a chain that starts paused).
-    fn ensure_rpc(&mut self) {
-        if self.rpc.is_some() {
-            return;
+    /// The chain's endpoint client, built once and kept (a paused chain reads the head with
+    /// it too); why there is none when the chain has no usable endpoint.
+    fn rpc_client(&mut self) -> Result<RpcClient, String> {
+        if let Some(rpc) = &self.rpc {
+            return Ok(rpc.clone());
         }
         let chain = &self.chain;
-        if let Some(url) = chain.rpc_url.as_deref().filter(|url| !url.is_empty()) {
-            self.rpc = RpcClient::with_timeout(url, chain.id, chain.request_timeout())
-                .ok()
-                .map(|rpc| rpc.reporting_to(self.progress.rpc_error_slot()));
-        }
+        let Some(url) = chain.rpc_url.as_deref().filter(|url| !url.is_empty()) else {
+            return Err(format!(
+                "no RPC endpoint; set RPC_URL_{id}=<url> or rpc_url in its [[chains]] entry",
+                id = chain.id
+            ));
+        };
+        let rpc = RpcClient::with_timeout(url, chain.id, chain.request_timeout())
+            .map_err(|err| err.to_string())?
+            .reporting_to(self.progress.rpc_error_slot());
+        self.rpc = Some(rpc.clone());
+        Ok(rpc)
     }
 
     fn sample(&mut self) {
@@ -521,7 +518,8 @@ impl Actor for ChainSupervisor {
             if paused {
                 tracing::info!(target: "indexer::supervisor", chain = act.chain.id, "Chain was paused; it stays paused until resumed");
                 act.phase = Phase::Paused;
-                act.ensure_rpc();
+                // Without an endpoint the paused chain's head simply is not read.
+                let _ = act.rpc_client();
             } else {
                 act.start_pipeline(ctx);
             }

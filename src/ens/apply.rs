@@ -98,8 +98,8 @@ pub async fn apply_event(
             };
             name_wrapper::name_wrapped(ctx, store, meta, wrapped).await
         }
-        EnsEvent::NameUnwrapped { node, owner } => {
-            name_wrapper::name_unwrapped(ctx, store, meta, *node, *owner).await
+        EnsEvent::NameUnwrapped { node, .. } => {
+            name_wrapper::name_unwrapped(ctx, store, *node).await
         }
         EnsEvent::FusesSet { node, fuses } => {
             name_wrapper::fuses_set(ctx, store, *node, *fuses).await

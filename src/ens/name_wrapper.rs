@@ -118,9 +118,7 @@ async fn wrapped_domain(
 pub async fn name_unwrapped(
     ctx: &IndexContext,
     store: &mut EntityStore,
-    _meta: &EventMeta,
     node: B256,
-    _owner: Address,
 ) -> Result<(), HandlerError> {
     let (mut domain, reg) = wrapped_domain(ctx, store, node).await?;
     domain.wrapped_owner = None;

@@ -72,7 +72,8 @@ impl ClientSlots {
     }
 
     /// Connections open now (all clients).
-    pub fn connections(&self) -> usize {
+    #[cfg(test)]
+    fn connections(&self) -> usize {
         self.counts.connections.iter().map(|e| *e.value()).sum()
     }
 }

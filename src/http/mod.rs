@@ -22,10 +22,12 @@ use entities::chain_status;
 use metrics_exporter_prometheus::PrometheusHandle;
 use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, QueryOrder};
 
+use self::{
+    client_slots::ClientSlots,
+    descriptors::{connection_budget, raise_fd_limit},
+};
 pub use self::{
-    client_slots::{ClientSlots, Slot},
-    descriptors::{FD_RESERVE, connection_budget, raise_fd_limit},
-    graphql_endpoint::{QUERY_TIMEOUT, parse_request},
+    graphql_endpoint::QUERY_TIMEOUT,
     request_limits::{BODY_TIMEOUT, MAX_BODY_BYTES},
 };
 use crate::admin::Admin;
