@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     error::{code, coded, internal},
+    name_key,
     types::DomainInterface,
 };
 
@@ -158,10 +159,8 @@ impl DomainFilter {
         match self {
             Self::Parent(seq) => Condition::all().add(domain::Column::ParentSeq.eq(*seq)),
             Self::Owner(owner) => Condition::all().add(domain::Column::Owner.eq(owner.clone())),
-            Self::NameEq(name) => Condition::all().add(domain::Column::Name.eq(name.clone())),
-            Self::NameIn(names) => {
-                Condition::all().add(domain::Column::Name.is_in(names.iter().cloned()))
-            }
+            Self::NameEq(name) => name_key::eq(backend, name),
+            Self::NameIn(names) => name_key::is_in(backend, names),
             // The registry is the middle of the id: its domains are one key range.
             Self::TopLevel { registry } => Condition::all()
                 .add(domain::Column::ParentSeq.is_null())
@@ -171,8 +170,7 @@ impl DomainFilter {
             // and lets either planner read just that slice of the name index; LIKE alone is
             // opaque to SQLite's planner. LIKE stays for exactness.
             Self::NameStartsWith(prefix) => Condition::all()
-                .add(domain::Column::Name.gte(prefix.clone()))
-                .add(domain::Column::Name.lt(format!("{prefix}\u{10FFFF}")))
+                .add(name_key::range(backend, prefix, &format!("{prefix}\u{10FFFF}")))
                 .add(
                     domain::Column::Name
                         .like(LikeExpr::new(format!("{}%", escape_like(prefix))).escape('\\')),
@@ -303,12 +301,21 @@ fn sort_value(by: DomainsOrderBy, row: &domain::Model) -> SortValue {
     }
 }
 
+/// The column of a numeric ordering; names order through [`name_key`].
 fn column(by: DomainsOrderBy) -> domain::Column {
     match by {
         DomainsOrderBy::Name => domain::Column::Name,
         DomainsOrderBy::Depth => domain::Column::Depth,
         DomainsOrderBy::RegistrationTimestamp => domain::Column::RegistrationStart,
         DomainsOrderBy::RegistrationExpiry => domain::Column::RegistrationExpiry,
+    }
+}
+
+/// The expressions an ordering sorts by, before the `seq` tie-breaker.
+fn order_exprs(by: DomainsOrderBy, backend: DbBackend) -> Vec<SimpleExpr> {
+    match by {
+        DomainsOrderBy::Name => name_key::order(backend),
+        _ => vec![Expr::col((domain::Entity, column(by)))],
     }
 }
 
@@ -361,12 +368,12 @@ fn decode_cursor(text: &str, order: DomainsOrderInput, scope: u64) -> Result<Cur
 }
 
 /// Rows strictly after `cursor` when walking in `dir`.
-fn after(by: DomainsOrderBy, dir: OrderDirection, cursor: Cursor) -> Condition {
+fn after(by: DomainsOrderBy, dir: OrderDirection, cursor: Cursor, backend: DbBackend) -> Condition {
     let col = column(by);
     let (value, seq) = (cursor.value, cursor.seq);
+    let ascending = dir == OrderDirection::Asc;
     let (beyond, tie) = match (dir, value) {
-        (OrderDirection::Asc, SortValue::Text(v)) => (col.gt(v.clone()), col.eq(v)),
-        (OrderDirection::Desc, SortValue::Text(v)) => (col.lt(v.clone()), col.eq(v)),
+        (_, SortValue::Text(name)) => return name_key::after(backend, ascending, &name, seq),
         (OrderDirection::Asc, SortValue::Int(v)) => (col.gt(v), col.eq(v)),
         (OrderDirection::Desc, SortValue::Int(v)) => (col.lt(v), col.eq(v)),
     };
@@ -397,13 +404,13 @@ impl Default for Tuning {
 /// Whether more than `limit` names start with `prefix` (an index-only read of at most that
 /// many entries).
 async fn common_prefix(db: &DatabaseConnection, prefix: &str, limit: u64) -> Result<bool, Error> {
+    let backend = db.get_database_backend();
     let slice = domain::Entity::find()
         .select_only()
-        .column(domain::Column::Name)
-        .filter(domain::Column::Name.gte(prefix.to_owned()))
-        .filter(domain::Column::Name.lt(format!("{prefix}\u{10FFFF}")))
+        .column(domain::Column::Seq)
+        .filter(name_key::range(backend, prefix, &format!("{prefix}\u{10FFFF}")))
         .limit(limit + 1)
-        .into_tuple::<String>()
+        .into_tuple::<i64>()
         .all(db)
         .await
         .map_err(internal)?;
@@ -513,19 +520,25 @@ impl DomainConnection {
         // Relay's rule: `after` and `before` bound the listing, then `first` takes from the
         // start of what is left, `last` from its end.
         if let Some(text) = &paging.after {
-            query = query.filter(after(order.by, order.dir, decode_cursor(text, order, scope)?));
+            query = query.filter(after(
+                order.by,
+                order.dir,
+                decode_cursor(text, order, scope)?,
+                backend,
+            ));
         }
         if let Some(text) = &paging.before {
             let reverse = match order.dir {
                 OrderDirection::Asc => OrderDirection::Desc,
                 OrderDirection::Desc => OrderDirection::Asc,
             };
-            query = query.filter(after(order.by, reverse, decode_cursor(text, order, scope)?));
+            query =
+                query.filter(after(order.by, reverse, decode_cursor(text, order, scope)?, backend));
         }
-        let query = query
-            .order_by(column(order.by), sql_order.clone())
-            .order_by(domain::Column::Seq, sql_order)
-            .limit(size + 1);
+        for expr in order_exprs(order.by, backend) {
+            query = query.order_by(expr, sql_order.clone());
+        }
+        let query = query.order_by(domain::Column::Seq, sql_order).limit(size + 1);
         let mut rows = crate::schema_retry::retry_schema_change(|| query.clone().all(db))
             .await
             .map_err(internal)?;

@@ -3,7 +3,8 @@
 //!
 //! Layout: [`schema`] builds it and sets the limits, [`query`] is the root, `types/` wraps
 //! the sea-orm models (never exposed directly), [`connection`] is the Relay keyset pagination,
-//! [`name`] validates user-supplied names, [`error`] maps failures to stable error codes.
+//! [`name`] validates user-supplied names, [`name_key`] reaches them through each
+//! engine's name indexes, [`error`] maps failures to stable error codes.
 
 pub mod connection;
 pub mod error;
@@ -12,6 +13,7 @@ pub mod keyset;
 pub mod limits;
 pub mod loaders;
 pub mod name;
+pub mod name_key;
 pub mod namegraph;
 pub mod nesting;
 pub mod query;

@@ -137,8 +137,9 @@ impl Loader<(i64, String)> for PrimaryNameLoader {
     ) -> Result<HashMap<(i64, String), Self::Value>, Self::Error> {
         let reverse_name =
             |account: &str| format!("{}.addr.reverse", account.trim_start_matches("0x"));
+        let names: Vec<String> = keys.iter().map(|(_, a)| reverse_name(a)).collect();
         let reverses = domain::Entity::find()
-            .filter(domain::Column::Name.is_in(keys.iter().map(|(_, a)| reverse_name(a))))
+            .filter(crate::name_key::is_in(self.0.get_database_backend(), &names))
             .all(&self.0)
             .await
             .map_err(Arc::new)?;

@@ -88,7 +88,10 @@ impl DomainsNameFilter {
             }
             Self::StartsWith(prefix) => {
                 if prefix.is_empty() || prefix.len() > crate::name::MAX_NAME_BYTES {
-                    return Err(coded(code::INVALID_ARGUMENT, "starts_with needs 1 to 4096 bytes"));
+                    return Err(coded(
+                        code::INVALID_ARGUMENT,
+                        format!("starts_with needs 1 to {} bytes", crate::name::MAX_NAME_BYTES),
+                    ));
                 }
                 // Names are normalized, hence lowercase: match case-insensitively everywhere.
                 DomainFilter::NameStartsWith(prefix.to_lowercase())
@@ -99,7 +102,10 @@ impl DomainsNameFilter {
                 {
                     return Err(coded(
                         code::INVALID_ARGUMENT,
-                        format!("contains needs {MIN_CONTAINS_CHARS} characters to 4096 bytes"),
+                        format!(
+                            "contains needs {MIN_CONTAINS_CHARS} characters to {} bytes",
+                            crate::name::MAX_NAME_BYTES
+                        ),
                     ));
                 }
                 DomainFilter::NameContains(text.to_lowercase())

@@ -39,6 +39,7 @@ mod m20261201_000028_label_heal_log;
 mod m20261202_000029_namegraph_links;
 mod m20261202_000030_token_owners;
 mod m20261202_000031_applied_block;
+mod m20261202_000032_name_keys;
 mod one_batch;
 
 /// Applies the migrations in order.
@@ -80,6 +81,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000029_namegraph_links::Migration),
             Box::new(m20261202_000030_token_owners::Migration),
             Box::new(m20261202_000031_applied_block::Migration),
+            Box::new(m20261202_000032_name_keys::Migration),
         ]
     }
 }

@@ -16,8 +16,12 @@ use alloy::{
 
 use super::DevnetError;
 
-/// Gas limit of a harness call: far above any ENS call, far below the block limit.
+/// Gas limit of a harness call: far above any ENS call with short names, far below the block
+/// limit.
 pub const TX_GAS: u64 = 3_000_000;
+/// Further gas a call gets per byte of calldata: the controllers walk a name byte by byte
+/// (its length in characters, its commitment, its event), so a long name costs in proportion.
+pub const TX_GAS_PER_BYTE: u64 = 500;
 /// Gas limit of a deployment (code deposit alone is 200 gas per byte).
 pub const DEPLOY_GAS: u64 = 30_000_000;
 
@@ -68,10 +72,14 @@ impl Driver {
         what: impl Into<String>,
     ) -> Result<B256, DevnetError> {
         let nonce = self.next_nonce(from).await?;
+        let gas = match to {
+            Some(_) => TX_GAS + TX_GAS_PER_BYTE * data.len() as u64,
+            None => DEPLOY_GAS,
+        };
         let mut tx = TransactionRequest::default()
             .from(from)
             .nonce(nonce)
-            .gas_limit(if to.is_some() { TX_GAS } else { DEPLOY_GAS })
+            .gas_limit(gas)
             .gas_price(0)
             .value(value)
             .input(Bytes::from(data).into());

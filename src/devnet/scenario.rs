@@ -103,11 +103,34 @@ pub struct Scenario {
 fn eth_label(i: usize) -> String {
     match i {
         0 => "MixedCase".into(), // registrable, not normalized: renders as [hash]
-        1 => "x".repeat(300),    // oversized label
+        1 => long_label("long", LONG_LABEL_BYTES), // ENS bounds no label
         2 => "🚀🚀🚀".into(),
         3 => "café".into(),
+        // The long label with its last character changed: the two names share a prefix far
+        // longer than any index key.
+        4 => {
+            let mut label = long_label("long", LONG_LABEL_BYTES - 1);
+            label.push('z');
+            label
+        }
         _ => format!("name{i:03}"),
     }
+}
+
+/// Length of the scenario's long labels, bytes.
+pub const LONG_LABEL_BYTES: usize = 10_000;
+
+/// A normalized label of `len` lowercase hex digits drawn from `seed`: long and, unlike a
+/// repeated character, not compressible, so a database cannot shrink it under a size limit.
+pub fn long_label(seed: &str, len: usize) -> String {
+    let mut label = String::with_capacity(len + 64);
+    let mut block = keccak256(seed);
+    while label.len() < len {
+        label.push_str(&hex::encode(block));
+        block = keccak256(block);
+    }
+    label.truncate(len);
+    label
 }
 
 impl Scenario {

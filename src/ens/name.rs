@@ -1,19 +1,8 @@
 //! Names and labels: labelhash, child nodes, ENSIP-15 interpretation of labels, DNS-encoded
 //! names, and the Omnigraph id formats. Pure functions only.
 
-use std::sync::LazyLock;
-
 use alloy::primitives::{Address, B256, keccak256};
-use ens_normalize_rs::EnsNameNormalizer;
 use entities::{domain_key::DomainKey, resolver_record_key::ResolverRecordKey};
-
-/// Longest label (in bytes) that is rendered as itself. Longer labels are valid on chain but
-/// are rendered as `[labelhash]`: no name column should carry a megabyte of spam.
-pub const MAX_RENDERED_LABEL_BYTES: usize = 255;
-
-/// The normalizer's code point tables are immutable and expensive to build, so one instance is
-/// shared; it holds no mutable state.
-static NORMALIZER: LazyLock<EnsNameNormalizer> = LazyLock::new(EnsNameNormalizer::default);
 
 /// keccak256 of a label.
 pub fn labelhash(label: &str) -> B256 {
@@ -33,15 +22,14 @@ pub fn encoded_label_hash(label_hash: B256) -> String {
     format!("[{}]", hex::encode(label_hash))
 }
 
-/// Whether a literal label is ENSIP-15 normalized and safe to render as itself.
+/// Whether a literal label is ENSIP-15 normalized and safe to render as itself. Length is no
+/// criterion: ENS puts no bound on a label, so neither does its rendering (a name's bytes are
+/// bounded by what a transaction can carry, and the entity cache accounts for them).
 pub fn is_normalized_label(label: &str) -> bool {
-    if label.is_empty()
-        || label.len() > MAX_RENDERED_LABEL_BYTES
-        || label.contains(['.', '[', ']', '\0'])
-    {
+    if label.is_empty() || label.contains(['.', '[', ']', '\0']) {
         return false;
     }
-    NORMALIZER.normalize(label).is_ok_and(|n| n == label)
+    ens_normalize::ens_normalize(label).is_ok_and(|n| n == label)
 }
 
 /// The interpreted form of a literal label: itself when normalized, else `[labelhash]`.
@@ -118,8 +106,9 @@ mod tests {
                 assert_eq!(interpreted, encoded_label_hash(labelhash(label)));
             }
         }
-        let long = "a".repeat(MAX_RENDERED_LABEL_BYTES + 1);
-        assert!(interpret_label(&long).starts_with('['));
+        // Long labels render as themselves, however long.
+        let long = "a".repeat(10_000);
+        assert_eq!(interpret_label(&long), long);
     }
 
     #[test]

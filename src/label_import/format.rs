@@ -13,18 +13,21 @@
 //! and skipped; only a stream that cannot be read on (an ENSRainbow length cut short) ends
 //! the import.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 use alloy::primitives::B256;
 
 use super::error::{BadEntry, Position};
 use crate::ens::name::labelhash;
 
-/// Longest label an import takes, in bytes. On chain a label may be longer (controllers
-/// accept any string, and events carrying one are indexed), but a label file's line of over
-/// a kilobyte is a broken file far more often than a label, and importing it would only
-/// grow every name that contains it.
-pub const MAX_LABEL_BYTES: usize = 1024;
+/// Longest label an import takes, in bytes: the longest name the API accepts, so every label
+/// an import heals can be typed back. On chain a label may be longer still; such a label is
+/// healed by the event that carries it, not by a file.
+pub const MAX_LABEL_BYTES: usize = 32 * 1024;
+
+/// Longest line of a text or CSV file held in memory: a label, its hash and a comma, quoted.
+/// The rest of a longer line is read past, not kept.
+const MAX_LINE_BYTES: usize = 2 * MAX_LABEL_BYTES + 80;
 
 /// Longest ENSRainbow message read: a record is a hash and one label, far below this; a
 /// larger length is a corrupt stream, not something to allocate.
@@ -110,12 +113,23 @@ impl<R: BufRead> LabelReader<R> {
     fn next_line(&mut self) -> Result<Option<Entry>, ReadError> {
         loop {
             self.line.clear();
-            let read = self.input.read_until(b'\n', &mut self.line)?;
+            let read = self
+                .input
+                .by_ref()
+                .take(MAX_LINE_BYTES as u64)
+                .read_until(b'\n', &mut self.line)?;
             if read == 0 {
                 return Ok(None);
             }
             self.bytes += read as u64;
             self.count += 1;
+            if read == MAX_LINE_BYTES && self.line.last() != Some(&b'\n') {
+                let (rest, newline) = self.skip_line()?;
+                self.bytes += rest;
+                let length = read + rest as usize - usize::from(newline);
+                let position = Position::Line(self.count);
+                return Ok(Some(Entry { position, label: Err(BadEntry::Overlong(length)) }));
+            }
             let mut line = self.line.as_slice();
             line = line.strip_suffix(b"\n").unwrap_or(line);
             line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -131,6 +145,27 @@ impl<R: BufRead> LabelReader<R> {
                 _ => checked_label(line).map(|label| (labelhash(&label), label)),
             };
             return Ok(Some(Entry { position, label }));
+        }
+    }
+
+    /// Reads past the rest of an overlong line, through its newline, keeping none of it.
+    /// Returns the bytes read and whether they ended in a newline.
+    fn skip_line(&mut self) -> Result<(u64, bool), ReadError> {
+        let mut skipped = 0;
+        loop {
+            let buf = self.input.fill_buf()?;
+            if buf.is_empty() {
+                return Ok((skipped, false));
+            }
+            let (used, done) = match buf.iter().position(|b| *b == b'\n') {
+                Some(at) => (at + 1, true),
+                None => (buf.len(), false),
+            };
+            self.input.consume(used);
+            skipped += used as u64;
+            if done {
+                return Ok((skipped, true));
+            }
         }
     }
 
@@ -363,6 +398,18 @@ mod tests {
                 good(Position::Line(5), "🚀"),
             ]
         );
+    }
+
+    #[test]
+    fn a_line_too_long_to_hold_is_read_past() {
+        let huge = "z".repeat(5 * MAX_LINE_BYTES + 3);
+        let file = format!("{huge}\nvitalik\n{huge}");
+        let entries = read_all(file.as_bytes(), Format::Text).unwrap();
+        let overlong = |line| Entry {
+            position: Position::Line(line),
+            label: Err(BadEntry::Overlong(huge.len())),
+        };
+        assert_eq!(entries, vec![overlong(1), good(Position::Line(2), "vitalik"), overlong(3)]);
     }
 
     #[test]

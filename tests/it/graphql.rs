@@ -22,7 +22,7 @@ async fn hostile_queries_get_coded_errors() {
     let schema = graphql::build_schema(conn);
     let cases = [
         (r#"{ domain(by: {name: "Vitalik.eth"}) { id } }"#.to_owned(), Some("INVALID_NAME")),
-        (format!(r#"{{ domain(by: {{name: "{}"}}) {{ id }} }}"#, "a".repeat(10_000)), Some("INVALID_NAME")),
+        (format!(r#"{{ domain(by: {{name: "{}"}}) {{ id }} }}"#, "a".repeat(40_000)), Some("INVALID_NAME")),
         (format!(r#"{{ domain(by: {{name: "{}eth"}}) {{ id }} }}"#, "a.".repeat(40)), Some("INVALID_NAME")),
         (r#"{ domain(by: {name: "a..eth"}) { id } }"#.to_owned(), Some("INVALID_NAME")),
         (r#"{ domains(where: {name: {eq: "eth"}}, after: "not-a-cursor") { totalCount } }"#.to_owned(), Some("INVALID_CURSOR")),

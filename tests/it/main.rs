@@ -21,6 +21,7 @@ mod hostile;
 mod indexing;
 mod key_listings;
 mod label_heal;
+mod long_names;
 mod metrics;
 mod multichain;
 mod operations;
