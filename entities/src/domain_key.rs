@@ -7,8 +7,8 @@
 //! three facts in 56 raw bytes instead: the chain id (4 bytes, big-endian), the registry
 //! address (20) and the node (32). Byte order is (chain, registry, node) order, so the domains
 //! of one registry are one key range. GraphQL, the dump and the journal only ever see the
-//! Omnigraph text ([`std::fmt::Display`] and [`std::str::FromStr`]; serde uses the text too,
-//! so journal entries written before the key existed read back unchanged). The key type is
+//! Omnigraph text ([`std::fmt::Display`] and [`std::str::FromStr`]; serde uses the text too).
+//! The key type is
 //! shared with resolver records ([`crate::contract_node_key!`]).
 
 /// Bytes of a key: chain id, registry address, node.

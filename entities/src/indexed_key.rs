@@ -6,8 +6,7 @@
 //! byte order is (parent, index) order: one parent's children are one key range, in index
 //! order, and the parent's own id is never stored again beside the key. GraphQL, the dump and
 //! the journal only ever see the Omnigraph text ([`std::fmt::Display`] and
-//! [`std::str::FromStr`]; serde uses the text too, so journal images written while the id was
-//! text read back unchanged).
+//! [`std::str::FromStr`]; serde uses the text too).
 
 /// Bytes of the index that follows the parent's key.
 pub const INDEX_BYTES: usize = 4;

@@ -1,9 +1,9 @@
 //! `labels`: what is known about a labelhash. A label arrives as plaintext (controller events,
 //! NameWrapper names, imports) or stays unknown. Its interpreted form ([`Model::interpreted`])
 //! is the label itself when it is ENSIP-15 normalized and `[labelhash]` otherwise, so a row
-//! stores only whether the label is normalized, not the rendering: for an unknown label that
-//! was 66 characters repeating the hash (migration 27). The hash is stored as its 32 raw bytes
-//! ([`RawHash`]), and shown as `0x` hex everywhere else.
+//! stores only whether the label is normalized, not the rendering (for an unknown label, 66
+//! characters repeating the hash). The hash is stored as its 32 raw bytes ([`RawHash`]), and
+//! shown as `0x` hex everywhere else.
 
 use sea_orm::entity::prelude::*;
 
@@ -12,7 +12,6 @@ pub use crate::raw_hex::RawHash;
 /// A label.
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
 #[sea_orm(table_name = "labels")]
-#[serde(from = "LabelImage")]
 pub struct Model {
     /// keccak256 of the label.
     #[sea_orm(primary_key, auto_increment = false)]
@@ -40,28 +39,6 @@ impl Model {
     }
 }
 
-/// A label as journal images hold it: written before migration 27 with the rendering
-/// (`interpreted`), after it with `normalized`.
-#[derive(serde::Deserialize)]
-struct LabelImage {
-    label_hash: RawHash,
-    label: Option<String>,
-    #[serde(default)]
-    normalized: Option<bool>,
-    #[serde(default)]
-    interpreted: Option<String>,
-}
-
-impl From<LabelImage> for Model {
-    fn from(image: LabelImage) -> Self {
-        // Before migration 27 a label was normalized exactly when it rendered as itself.
-        let normalized = image.normalized.unwrap_or_else(|| {
-            image.label.is_some() && image.interpreted.as_deref() == image.label.as_deref()
-        });
-        Self { label_hash: image.label_hash, label: image.label, normalized }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,17 +58,7 @@ mod tests {
     }
 
     #[test]
-    fn reads_journal_images_of_either_schema() {
-        let hash = format!("0x{}", "ab".repeat(32));
-        let old = |label: &str, interpreted: &str| {
-            serde_json::from_str::<Model>(&format!(
-                r#"{{"label_hash":"{hash}","label":{label},"interpreted":"{interpreted}"}}"#
-            ))
-            .expect("an image written before migration 27")
-        };
-        assert!(old(r#""eth""#, "eth").normalized);
-        assert!(!old(r#""ETH""#, &format!("[{}]", "ab".repeat(32))).normalized);
-        assert!(!old("null", &format!("[{}]", "ab".repeat(32))).normalized);
+    fn journal_images_read_back() {
         let row = Model {
             label_hash: RawHash::new([0xab; 32]),
             label: Some("eth".into()),

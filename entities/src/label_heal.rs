@@ -1,5 +1,5 @@
 //! `label_heals`: the log of labels that became known, which every chain reads to re-render
-//! its own domains (migration 28). Appended by the writer of the chain whose event carried
+//! its own domains. Appended by the writer of the chain whose event carried
 //! the label, or by `ensemble labels import`; pruned once every chain's mark is past it.
 
 use sea_orm::entity::prelude::*;

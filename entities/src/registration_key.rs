@@ -8,7 +8,7 @@
 //! (domain, index) order, so one domain's registrations are one key range, oldest first, and
 //! the primary key alone serves the listing. GraphQL, the dump and the journal only ever see
 //! the Omnigraph text ([`std::fmt::Display`] and [`std::str::FromStr`]; serde uses the text
-//! too, so journal entries written before the key existed read back unchanged).
+//! too).
 
 use crate::domain_key::{DOMAIN_KEY_BYTES, DomainKey};
 

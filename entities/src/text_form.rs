@@ -1,7 +1,7 @@
 //! [`text_form!`]: what every raw key or value type shares. The database holds its bytes, and
 //! everything else sees its text form (its [`std::fmt::Display`] and [`std::str::FromStr`]):
-//! `Debug` shows the text, serde reads and writes the text (so journal images written while
-//! the column was text read back unchanged), and it never comes from an auto-increment `u64`.
+//! `Debug` shows the text, serde reads and writes the text (journal images are readable JSON),
+//! and it never comes from an auto-increment `u64`.
 
 /// A canonical decimal: digits only, no sign, no leading zeros (as ids print numbers), and
 /// within `u64`.

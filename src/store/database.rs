@@ -60,6 +60,7 @@ pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction,
 /// test suite).
 pub async fn connect(url: &str) -> Result<DatabaseConnection, StoreError> {
     let db = connect_without_migrating(url).await?;
+    known_migrations(&db).await?;
     if db.get_database_backend() == sea_orm::DatabaseBackend::Sqlite {
         let options = (*db.get_sqlite_connection_pool().connect_options()).clone();
         let pool = sea_orm::sqlx::sqlite::SqlitePoolOptions::new()
@@ -99,13 +100,25 @@ pub async fn truncate_wal(db: &DatabaseConnection) {
 /// `labels import`): nothing is migrated, and a database whose schema is behind this build
 /// (or was never created) is an error that says to run `ensemble migrate`.
 pub async fn connect_current(url: &str) -> Result<DatabaseConnection, StoreError> {
-    use sea_orm::{ConnectionTrait, Statement};
     let db = connect_without_migrating(url).await?;
+    let applied = known_migrations(&db).await?;
+    let pending =
+        Migrator::migrations().iter().filter(|m| !applied.iter().any(|a| a == m.name())).count();
+    if pending > 0 {
+        return Err(StoreError::SchemaBehind { pending });
+    }
+    Ok(db)
+}
+
+/// The migrations applied to `db`, all of them known to this build; an unknown one is
+/// [`StoreError::SchemaUnknown`] (the migrator would only say that its file is missing).
+async fn known_migrations(db: &DatabaseConnection) -> Result<Vec<String>, StoreError> {
+    use sea_orm::{ConnectionTrait, Statement};
     // Read the migration table directly: the migrator's own look-ups create it first.
     let applied: Vec<String> = match db
         .query_all_raw(Statement::from_string(
             db.get_database_backend(),
-            "SELECT version FROM seaql_migrations",
+            "SELECT version FROM seaql_migrations ORDER BY version",
         ))
         .await
     {
@@ -113,12 +126,11 @@ pub async fn connect_current(url: &str) -> Result<DatabaseConnection, StoreError
         // No migration table: nothing was ever migrated.
         Err(_) => Vec::new(),
     };
-    let pending =
-        Migrator::migrations().iter().filter(|m| !applied.iter().any(|a| a == m.name())).count();
-    if pending > 0 {
-        return Err(StoreError::SchemaBehind { pending });
+    let known: Vec<String> = Migrator::migrations().iter().map(|m| m.name().to_owned()).collect();
+    if let Some(version) = applied.iter().find(|a| !known.contains(a)) {
+        return Err(StoreError::SchemaUnknown { version: version.clone() });
     }
-    Ok(db)
+    Ok(applied)
 }
 
 /// Opens `url` as it is: for API-only processes, which never change the schema (several may

@@ -73,6 +73,15 @@ pub enum StoreError {
         /// Migrations not applied.
         pending: usize,
     },
+    /// The database holds a migration this build does not have: it was made by another build's
+    /// schema history (a newer release, or one from before the schema's baseline).
+    #[error(
+        "the database was migrated by a build this one does not know (migration {version}); use this build with a new database, or the build that made it"
+    )]
+    SchemaUnknown {
+        /// The first unknown migration.
+        version: String,
+    },
     /// The database URL is not one Ensemble can use.
     #[error("unsupported database url {0:?}: use sqlite://<file>?mode=rwc or postgres://...")]
     UnsupportedUrl(String),
@@ -94,6 +103,7 @@ impl StoreError {
             Self::Unreachable { .. } => true,
             Self::UnsupportedUrl(_)
             | Self::SchemaBehind { .. }
+            | Self::SchemaUnknown { .. }
             | Self::UnsupportedColumn { .. }
             | Self::Journal(_)
             | Self::MalformedEvent { .. }

@@ -1,4 +1,4 @@
-//! The label heal log (`label_heals`, `label_heal_marks`, migration 28): how a label learned
+//! The label heal log (`label_heals`, `label_heal_marks`): how a label learned
 //! by one writer reaches the domains of every chain.
 //!
 //! Labels are shared, names are not: each chain's handler renders and caches only its own

@@ -267,17 +267,6 @@ where
     }
 }
 
-/// An old journal image of a label: stored if it knows the label, else nothing to do.
-async fn restore_label<C: ConnectionTrait>(txn: &C, prior: Option<&str>) -> Result<(), StoreError> {
-    let Some(json) = prior else { return Ok(()) };
-    let row: entities::label::Model =
-        serde_json::from_str(json).map_err(|e| StoreError::Journal(e.to_string()))?;
-    if row.label.is_none() {
-        return Ok(());
-    }
-    upsert::<entities::label::Entity, C>(txn, &[row]).await
-}
-
 /// [`restore`] for a domain, keeping the name it has now (see the module docs).
 async fn restore_domain<C: ConnectionTrait>(
     txn: &C,
@@ -335,9 +324,6 @@ pub async fn rollback(
             let key = e.row_key.as_str();
             match e.table_name.as_str() {
                 "domains" => restore_domain(&txn, key, prior).await?,
-                // Entries written before labels stopped being journaled: an image that knew
-                // the label teaches it again, none unlearns it.
-                "labels" => restore_label(&txn, prior).await?,
                 "registrations" => {
                     restore::<registration::Entity, _, registration::RegistrationKey>(
                         &txn, key, prior,

@@ -1,0 +1,46 @@
+//! The schema's history as the tools see it: a new database is migrated to this build's
+//! schema; a tool that does not migrate refuses a database that is behind; a database migrated
+//! by a build this one does not know is refused with what to do, on both engines, and is left
+//! as it was.
+
+use ensemble::store::{StoreError, database};
+use sea_orm::{ConnectionTrait, Statement};
+
+use crate::support::{Backend, TestDb};
+
+async fn schema_history(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    // Nothing migrated yet: a reading tool says to migrate.
+    let behind = database::connect_current(&db.url).await.unwrap_err();
+    assert!(matches!(behind, StoreError::SchemaBehind { pending: 1 }), "{behind}");
+    let conn = database::connect(&db.url).await.unwrap();
+    database::connect_current(&db.url).await.unwrap();
+    // Another build's migration on record: both ways in refuse it and say which.
+    let version = "m20991231_000001_from_elsewhere";
+    conn.execute_raw(Statement::from_string(
+        conn.get_database_backend(),
+        format!("INSERT INTO seaql_migrations (version, applied_at) VALUES ('{version}', 0)"),
+    ))
+    .await
+    .unwrap();
+    for refused in [
+        database::connect(&db.url).await.unwrap_err(),
+        database::connect_current(&db.url).await.unwrap_err(),
+    ] {
+        match &refused {
+            StoreError::SchemaUnknown { version: got } => assert_eq!(got, version),
+            other => panic!("{other}"),
+        }
+        assert!(refused.to_string().contains("new database"), "{refused}");
+    }
+    let tables = conn
+        .query_all_raw(Statement::from_string(
+            conn.get_database_backend(),
+            "SELECT count(*) AS n FROM domains",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(tables.len(), 1, "the schema is untouched");
+}
+
+crate::support::on_both_engines!(schema_history);
