@@ -3,8 +3,8 @@
 //! supervisor retry from the checkpoint with backoff), resumes when the server is back, and
 //! ends in exactly the state of an undisturbed run; no batch is half-written.
 //!
-//! The test runs its own PostgreSQL cluster (initdb into a temporary directory, as the
-//! `postgres` user) so that restarting it disturbs no other test.
+//! The test runs its own PostgreSQL cluster (initdb into a temporary directory; as the
+//! `postgres` user when the suite runs as root) so that restarting it disturbs no other test.
 
 use std::{
     path::{Path, PathBuf},
@@ -14,7 +14,7 @@ use std::{
 
 use ensemble::{Service, store::writer::read_checkpoint};
 
-use crate::support;
+use crate::{postgres, support};
 
 struct Cluster {
     bin: PathBuf,
@@ -23,25 +23,17 @@ struct Cluster {
 }
 
 fn as_postgres(bin: &Path, tool: &str, args: &[&str]) {
-    let status = Command::new("runuser")
-        .args(["-u", "postgres", "--"])
-        .arg(bin.join(tool))
-        .args(args)
-        .status()
-        .expect("runuser runs");
+    let status = postgres::server_command(&bin.join(tool)).args(args).status().expect("runs");
     assert!(status.success(), "{tool} {args:?} failed");
 }
 
 impl Cluster {
     fn start() -> Self {
-        let bin = std::fs::read_dir("/usr/lib/postgresql")
-            .expect("PostgreSQL server binaries in /usr/lib/postgresql")
-            .filter_map(Result::ok)
-            .map(|e| e.path().join("bin"))
-            .find(|p| p.join("initdb").exists())
-            .expect("initdb");
+        let bin = postgres::server_binaries().expect("PostgreSQL server binaries");
         let dir = tempfile::Builder::new().prefix("ensemble-pg").tempdir().unwrap();
-        Command::new("chown").args(["-R", "postgres"]).arg(dir.path()).status().unwrap();
+        if postgres::is_root() {
+            Command::new("chown").args(["-R", "postgres"]).arg(dir.path()).status().unwrap();
+        }
         let data = dir.path().join("data");
         as_postgres(
             &bin,
@@ -94,9 +86,7 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         let data = self.dir.path().join("data");
-        let _ = Command::new("runuser")
-            .args(["-u", "postgres", "--"])
-            .arg(self.bin.join("pg_ctl"))
+        let _ = postgres::server_command(&self.bin.join("pg_ctl"))
             .args(["-D", data.to_str().unwrap_or_default(), "-m", "immediate", "stop"])
             .status();
     }

@@ -25,6 +25,7 @@ mod multichain;
 mod operations;
 mod ordering;
 mod playground;
+mod postgres;
 mod query_indexes;
 mod reorg;
 mod reorg_positions;

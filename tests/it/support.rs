@@ -59,10 +59,9 @@ pub enum Backend {
     Postgres,
 }
 
-/// Admin connection for creating per-test databases.
+/// Admin connection for creating per-test databases (see [`crate::postgres`]).
 pub fn pg_admin_url() -> String {
-    std::env::var("ENSEMBLE_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+    crate::postgres::admin_url()
 }
 
 /// A fresh, empty database that is removed afterwards.
@@ -91,7 +90,7 @@ impl TestDb {
                 );
                 let admin = Database::connect(pg_admin_url())
                     .await
-                    .expect("postgres reachable at ENSEMBLE_TEST_POSTGRES_URL");
+                    .expect("postgres reachable (see tests/it/postgres.rs)");
                 admin
                     .execute_unprepared(&format!("CREATE DATABASE {name}"))
                     .await
