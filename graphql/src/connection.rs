@@ -14,8 +14,8 @@ use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use entities::domain::{self, RawAddress};
 use entities::domain_key::DomainKey;
 use sea_orm::{
-    ColumnTrait, Condition, DatabaseConnection, DbBackend, EntityTrait, Order, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait, Order,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
     sea_query::{Expr, LikeExpr, SimpleExpr},
 };
 use serde::{Deserialize, Serialize};
@@ -165,16 +165,10 @@ impl DomainFilter {
             Self::TopLevel { registry } => Condition::all()
                 .add(domain::Column::ParentSeq.is_null())
                 .add(domain::Column::Id.between(registry.clone(), registry.with_node(&[0xff; 32]))),
-            // The byte range [prefix, prefix + U+10FFFF) holds exactly the names that start
-            // with the prefix (names compare bytewise: BINARY on SQLite, "C" on PostgreSQL)
-            // and lets either planner read just that slice of the name index; LIKE alone is
-            // opaque to SQLite's planner. LIKE stays for exactness.
-            Self::NameStartsWith(prefix) => Condition::all()
-                .add(name_key::range(backend, prefix, &format!("{prefix}\u{10FFFF}")))
-                .add(
-                    domain::Column::Name
-                        .like(LikeExpr::new(format!("{}%", escape_like(prefix))).escape('\\')),
-                ),
+            // Read through the name index's slice of the prefix (see `name_key`).
+            Self::NameStartsWith(prefix) => {
+                name_key::starts_with(backend, prefix, &escape_like(prefix))
+            }
             Self::NameStartsWithScan(prefix) => Condition::all().add(
                 domain::Column::Name
                     .like(LikeExpr::new(format!("{}%", escape_like(prefix))).escape('\\')),
@@ -401,19 +395,31 @@ impl Default for Tuning {
     }
 }
 
-/// Whether more than `limit` names start with `prefix` (an index-only read of at most that
-/// many entries).
+/// Whether more than `limit` names start with `prefix`. SQLite counts at most that many
+/// entries of its name index (an index-only read). PostgreSQL cannot read an expression index
+/// without the table, so there the planner's estimate from the name key's statistics decides:
+/// either plan returns the same rows, only faster or slower.
 async fn common_prefix(db: &DatabaseConnection, prefix: &str, limit: u64) -> Result<bool, Error> {
     let backend = db.get_database_backend();
-    let slice = domain::Entity::find()
+    let select = domain::Entity::find()
         .select_only()
         .column(domain::Column::Seq)
-        .filter(name_key::range(backend, prefix, &format!("{prefix}\u{10FFFF}")))
-        .limit(limit + 1)
-        .into_tuple::<i64>()
-        .all(db)
-        .await
-        .map_err(internal)?;
+        .filter(name_key::starts_with(backend, prefix, &escape_like(prefix)));
+    if backend == DbBackend::Postgres {
+        let query = sea_orm::QueryTrait::build(&select, backend);
+        let explain = sea_orm::Statement::from_sql_and_values(
+            backend,
+            format!("EXPLAIN (FORMAT JSON) {}", query.sql),
+            query.values.map(|v| v.0).unwrap_or_default(),
+        );
+        let plan = db.query_one_raw(explain).await.map_err(internal)?;
+        let rows = plan
+            .and_then(|row| row.try_get::<serde_json::Value>("", "QUERY PLAN").ok())
+            .and_then(|plan| plan[0]["Plan"]["Plan Rows"].as_f64())
+            .unwrap_or(0.0);
+        return Ok(rows > limit as f64);
+    }
+    let slice = select.limit(limit + 1).into_tuple::<i64>().all(db).await.map_err(internal)?;
     Ok(slice.len() as u64 > limit)
 }
 

@@ -16,7 +16,7 @@
 use entities::domain;
 use sea_orm::{
     ColumnTrait, Condition, DbBackend,
-    sea_query::{Expr, ExprTrait, SimpleExpr},
+    sea_query::{Expr, ExprTrait, LikeExpr, SimpleExpr},
 };
 
 /// Characters of a name its PostgreSQL index key holds. At four bytes a character at most,
@@ -59,15 +59,29 @@ pub fn is_in(backend: DbBackend, names: &[String]) -> Condition {
     condition.add(key().is_in(keys))
 }
 
-/// Domains whose names lie in `[low, high)`.
-pub fn range(backend: DbBackend, low: &str, high: &str) -> Condition {
-    let condition =
-        Condition::all().add(domain::Column::Name.gte(low)).add(domain::Column::Name.lt(high));
+/// Domains whose names start with `prefix` (`escaped`: the same text with `LIKE`'s wildcards
+/// and escape character escaped by `\`).
+///
+/// SQLite reads the byte range `[prefix, prefix + U+10FFFF)` of its name index, and `LIKE`
+/// keeps the filter exact. PostgreSQL tests the key alone with `LIKE` when the prefix fits in
+/// it: one condition, which the planner turns into the key index's range and estimates from
+/// the key's statistics (several correlated conditions multiply into an estimate so small
+/// that it sorts the whole slice instead of walking the index in order). A longer prefix
+/// fixes the whole key and leaves the rest to `LIKE` on the name.
+pub fn starts_with(backend: DbBackend, prefix: &str, escaped: &str) -> Condition {
+    let pattern = |column: Expr| column.like(LikeExpr::new(format!("{escaped}%")).escape('\\'));
+    let name = || Expr::col((domain::Entity, domain::Column::Name));
     if !keyed(backend) {
-        return condition;
+        return Condition::all()
+            .add(domain::Column::Name.gte(prefix))
+            .add(domain::Column::Name.lt(format!("{prefix}\u{10FFFF}")))
+            .add(pattern(name()));
     }
-    // `high` excluded from the names bounds the keys by its key included.
-    condition.add(key().gte(key_of(low))).add(key().lte(key_of(high)))
+    if prefix.chars().count() <= KEY_CHARS {
+        Condition::all().add(pattern(key()))
+    } else {
+        Condition::all().add(key().eq(key_of(prefix))).add(pattern(name()))
+    }
 }
 
 /// The expressions that order by name, in order (the caller adds the `seq` tie-breaker).

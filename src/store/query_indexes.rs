@@ -136,6 +136,15 @@ pub async fn build(db: &DatabaseConnection) -> Result<usize, StoreError> {
     while let Some(built) = builds.next().await {
         built?;
     }
+    drop(builds);
+    if total > 0 && db.get_database_backend() == DatabaseBackend::Postgres {
+        // PostgreSQL keeps statistics of an expression (the name indexes' key) only from an
+        // ANALYZE run after its index exists, and after a backfill nothing would trigger one:
+        // without them the planner guesses the key's selectivity.
+        db.execute_unprepared("ANALYZE domains")
+            .await
+            .map_err(StoreError::db("analyze after index build"))?;
+    }
     Ok(total)
 }
 
