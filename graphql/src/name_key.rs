@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn keys_keep_byte_order() {
-        let mut names = vec![
+        let mut names = [
             "a".repeat(KEY_CHARS + 1),
             "a".repeat(KEY_CHARS),
             format!("{}b", "a".repeat(KEY_CHARS)),
