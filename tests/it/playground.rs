@@ -222,8 +222,8 @@ async fn the_playground_runs_queries_and_subscriptions_offline() {
         .iter()
         .map(|e| e["node"]["canonical"]["name"]["interpreted"].as_str().unwrap())
         .collect();
-    // The scenario's names 0 to 3 have other labels.
-    assert_eq!(names, ["name004.eth", "name005.eth", "name006.eth"], "{result}");
+    // The scenario's names 0 to 4 have other labels.
+    assert_eq!(names, ["name005.eth", "name006.eth", "name007.eth"], "{result}");
 
     run(
         &mut browser,
