@@ -24,8 +24,8 @@ use sea_orm::{
 pub const KEY_CHARS: usize = 256;
 
 /// The key as the PostgreSQL indexes compute it (characters, as `substr` counts them). The
-/// indexes' definitions must be this expression for the planner to match them.
-const KEY_SQL: &str = "substr(domains.name, 1, 256)";
+/// indexes' definitions must be this expression (unqualified) for the planner to match them.
+pub const KEY_SQL: &str = "substr(domains.name, 1, 256)";
 
 /// Whether `backend` indexes names by their key.
 fn keyed(backend: DbBackend) -> bool {

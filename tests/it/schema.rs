@@ -1,7 +1,7 @@
 //! The schema's history as the tools see it: a new database is migrated to this build's
 //! schema; a tool that does not migrate refuses a database that is behind; a database migrated
 //! by a build this one does not know is refused with what to do, on both engines, and is left
-//! as it was.
+//! as it was. PostgreSQL's name indexes are on the key the API's queries write.
 
 use ensemble::store::{StoreError, database};
 use sea_orm::{ConnectionTrait, Statement};
@@ -44,3 +44,28 @@ async fn schema_history(backend: Backend) {
 }
 
 crate::support::on_both_engines!(schema_history);
+
+/// PostgreSQL's name indexes are on exactly the key expression the API's queries write, so
+/// the planner can use them (a mismatch would make every name listing sort the table).
+#[actix_rt::test]
+async fn postgres_name_indexes_are_on_the_api_key() {
+    let db = TestDb::new(Backend::Postgres).await;
+    let conn = database::connect(&db.url).await.unwrap();
+    let key = graphql::name_key::KEY_SQL.replace("domains.", "");
+    for (index, leading) in [
+        ("domains_name_seq", ""),
+        ("domains_owner_name_seq", "owner, "),
+        ("domains_parent_name_seq", "parent_seq, "),
+    ] {
+        let row = conn
+            .query_one_raw(Statement::from_string(
+                conn.get_database_backend(),
+                format!("SELECT indexdef FROM pg_indexes WHERE indexname = '{index}'"),
+            ))
+            .await
+            .unwrap()
+            .expect("the index exists");
+        let definition: String = row.try_get("", "indexdef").unwrap();
+        assert!(definition.ends_with(&format!("({leading}{key}, seq)")), "{definition}");
+    }
+}
