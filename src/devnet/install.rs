@@ -40,18 +40,28 @@ fn run(cmd: &mut Command, what: &str) -> Result<String, DevnetError> {
 
 /// Installs every package that is not installed yet and returns the directory.
 ///
-/// Safe to call from many processes at once (nextest runs each test in its own process):
-/// each process unpacks into a private staging directory and renames it into place; the
-/// first rename wins and the others discard their copy.
+/// Safe to call from many processes and threads at once (nextest runs each test in its own
+/// process, `cargo test` in threads of one): an installer holds an exclusive lock on the
+/// directory's lock file, so the first installs and the others then find the packages in
+/// place. A package is unpacked into a staging directory and renamed into place last, so an
+/// interrupted install is never mistaken for a complete one.
 pub fn ensure_installed() -> Result<PathBuf, DevnetError> {
     let dir = devnet_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| DevnetError::Install {
+    let fail_dir = |e: std::io::Error| DevnetError::Install {
         what: dir.display().to_string(),
         detail: e.to_string(),
-    })?;
+    };
+    std::fs::create_dir_all(&dir).map_err(fail_dir)?;
+    if PACKAGES.iter().all(|(_, target)| installed(&dir, target)) {
+        return Ok(dir);
+    }
+    // Each open of the file is its own lock holder, threads of one process included; the
+    // lock goes with the file when this returns.
+    let lock = std::fs::File::create(dir.join(".install.lock")).map_err(fail_dir)?;
+    lock.lock().map_err(fail_dir)?;
     for (package, target) in PACKAGES {
         let dest = dir.join(target);
-        if dest.join("package").join("package.json").exists() {
+        if installed(&dir, target) {
             continue;
         }
         let fail = |e: std::io::Error| DevnetError::Install {
@@ -70,18 +80,19 @@ pub fn ensure_installed() -> Result<PathBuf, DevnetError> {
         let tarball = staging.join(tarball.lines().last().unwrap_or_default().trim());
         run(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&staging), package)?;
         std::fs::remove_file(&tarball).map_err(fail)?;
-        // Rename last, so an interrupted install is never mistaken for a complete one.
-        if std::fs::rename(&staging, &dest).is_err() {
-            let _ = std::fs::remove_dir_all(&staging);
-            if !dest.join("package").join("package.json").exists() {
-                return Err(DevnetError::Install {
-                    what: package.into(),
-                    detail: format!("could not move the package into {}", dest.display()),
-                });
-            }
-        }
+        // A partial directory from an interrupted rename goes first.
+        let _ = std::fs::remove_dir_all(&dest);
+        std::fs::rename(&staging, &dest).map_err(|e| DevnetError::Install {
+            what: package.into(),
+            detail: format!("could not move the package into {}: {e}", dest.display()),
+        })?;
     }
     Ok(dir)
+}
+
+/// Whether `target` is unpacked in `dir`.
+fn installed(dir: &Path, target: &str) -> bool {
+    dir.join(target).join("package").join("package.json").exists()
 }
 
 /// The anvil binary inside an installed devnet directory.
