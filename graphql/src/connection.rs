@@ -11,16 +11,17 @@
 
 use async_graphql::{Context, Enum, Error, InputObject, Object, SimpleObject};
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
-use entities::domain::{self, RawAddress};
-use entities::domain_key::DomainKey;
+use entities::domain;
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait, Order,
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
-    sea_query::{Expr, LikeExpr, SimpleExpr},
+    sea_query::{Expr, SimpleExpr},
 };
 use serde::{Deserialize, Serialize};
 
+pub use crate::domain_filter::DomainFilter;
 use crate::{
+    domain_filter::escape_like,
     error::{code, coded, internal},
     name_key,
     types::DomainInterface,
@@ -93,176 +94,11 @@ impl Paging {
     }
 }
 
-/// Which domains a connection lists.
-#[derive(Clone, Debug)]
-pub enum DomainFilter {
-    /// Children of the domain with this creation number (`seq`).
-    Parent(i64),
-    /// Domains whose effective owner is this address.
-    Owner(RawAddress),
-    /// Exact canonical name.
-    NameEq(String),
-    /// Any of these names.
-    NameIn(Vec<String>),
-    /// Names starting with this prefix.
-    NameStartsWith(String),
-    /// Names starting with this prefix, found by walking the ordering's index and testing
-    /// each name (see [`DomainConnection::load`]); the same rows as `NameStartsWith`.
-    NameStartsWithScan(String),
-    /// Names containing this text (at least three characters).
-    NameContains(String),
-    /// Both filters.
-    And(Box<DomainFilter>, Box<DomainFilter>),
-    /// Nothing at all.
-    Nothing,
-    /// The one domain with this id.
-    Id(DomainKey),
-    /// Domains whose link is one of these (the canonical links, `crate::namegraph`).
-    Links(Vec<i64>),
-    /// Domains whose link is none of these (the non-canonical domains).
-    NotLinks(Vec<i64>),
-    /// Top-level domains of one registry.
-    TopLevel {
-        /// The key of the registry's zero node: the lowest key of its domains.
-        registry: DomainKey,
-    },
-}
-
-impl DomainFilter {
-    /// The domain with the Omnigraph id `id`; nothing when `id` is not a domain id (a virtual
-    /// registry's id names its domain, but a caller may pass any text).
-    pub fn id(id: &str) -> Self {
-        id.parse().map_or(Self::Nothing, Self::Id)
-    }
-
-    /// The domains `owner` owns; nothing when `owner` is not an address.
-    pub fn owner(owner: &str) -> Self {
-        owner.parse().map_or(Self::Nothing, Self::Owner)
-    }
-
-    /// The top-level domains of the registry at `registry` on `chain_id`; nothing when
-    /// `registry` is not an address.
-    pub fn top_level(chain_id: i64, registry: &str) -> Self {
-        let chain = u64::try_from(chain_id).ok().filter(|c| DomainKey::holds_chain(*c));
-        match (chain, registry.parse::<RawAddress>()) {
-            (Some(chain), Ok(address)) => match address.as_bytes().try_into() {
-                Ok(address) => {
-                    Self::TopLevel { registry: DomainKey::new(chain, address, &[0; 32]) }
-                }
-                Err(_) => Self::Nothing,
-            },
-            _ => Self::Nothing,
-        }
-    }
-
-    fn condition(&self, backend: DbBackend) -> Condition {
-        match self {
-            Self::Parent(seq) => Condition::all().add(domain::Column::ParentSeq.eq(*seq)),
-            Self::Owner(owner) => Condition::all().add(domain::Column::Owner.eq(owner.clone())),
-            Self::NameEq(name) => name_key::eq(backend, name),
-            Self::NameIn(names) => name_key::is_in(backend, names),
-            // The registry is the middle of the id: its domains are one key range.
-            Self::TopLevel { registry } => Condition::all()
-                .add(domain::Column::ParentSeq.is_null())
-                .add(domain::Column::Id.between(registry.clone(), registry.with_node(&[0xff; 32]))),
-            // Read through the name index's slice of the prefix (see `name_key`).
-            Self::NameStartsWith(prefix) => {
-                name_key::starts_with(backend, prefix, &escape_like(prefix))
-            }
-            Self::NameStartsWithScan(prefix) => Condition::all().add(
-                domain::Column::Name
-                    .like(LikeExpr::new(format!("{}%", escape_like(prefix))).escape('\\')),
-            ),
-            Self::NameContains(text) => Condition::all().add(contains(text, backend)),
-            Self::And(a, b) => Condition::all().add(a.condition(backend)).add(b.condition(backend)),
-            // `id IS NULL` never holds: the primary key is NOT NULL.
-            Self::Nothing => Condition::all().add(domain::Column::Id.is_null()),
-            Self::Id(id) => Condition::all().add(domain::Column::Id.eq(id.clone())),
-            Self::Links(links) => {
-                Condition::all().add(domain::Column::Link.is_in(links.iter().copied()))
-            }
-            Self::NotLinks(links) => Condition::any()
-                .add(domain::Column::Link.is_null())
-                .add(domain::Column::Link.is_not_in(links.iter().copied())),
-        }
-    }
-
-    /// The prefix of a `starts_with` search in this filter, if any.
-    fn prefix(&self) -> Option<&str> {
-        match self {
-            Self::NameStartsWith(prefix) => Some(prefix),
-            Self::And(a, b) => a.prefix().or_else(|| b.prefix()),
-            _ => None,
-        }
-    }
-
-    /// The same filter with its prefix search done by [`Self::NameStartsWithScan`].
-    fn scanning_prefix(&self) -> Self {
-        match self {
-            Self::NameStartsWith(prefix) => Self::NameStartsWithScan(prefix.clone()),
-            Self::And(a, b) => {
-                Self::And(Box::new(a.scanning_prefix()), Box::new(b.scanning_prefix()))
-            }
-            other => other.clone(),
-        }
-    }
-
-    /// The ordering used when the query gives none: by depth for prefix searches (so
-    /// `vitalik.eth` comes before `vitalik.ethereum.foundation`), else by name.
-    pub fn default_order(&self) -> DomainsOrderInput {
-        let by = match self {
-            Self::NameStartsWith(_) | Self::NameStartsWithScan(_) => DomainsOrderBy::Depth,
-            Self::And(a, b) => return a.default_order().max_by_depth(b.default_order()),
-            _ => DomainsOrderBy::Name,
-        };
-        DomainsOrderInput { by, dir: OrderDirection::Asc }
-    }
-}
-
 impl DomainsOrderInput {
     /// Of two default orders, depth if either is (a prefix search anywhere wins).
-    fn max_by_depth(self, other: Self) -> Self {
+    pub(crate) fn max_by_depth(self, other: Self) -> Self {
         if other.by == DomainsOrderBy::Depth { other } else { self }
     }
-}
-
-/// `text` with the `LIKE` wildcards and the escape character escaped.
-fn escape_like(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
-}
-
-/// Names containing `text`, through each engine's trigram index: PostgreSQL's `pg_trgm` GIN
-/// index serves `LIKE '%text%'` itself. On SQLite the FTS5 trigram table `domains_name_fts`
-/// (kept in step with `domains` by triggers) keeps which names hold each trigram but not
-/// where (`detail='none'`, a fraction of the size), so it answers only whether a name holds
-/// every trigram of `text`: those rowids are candidates, and `instr` keeps the names that hold
-/// `text` itself (the API lowercased it already). Trigrams are matched as terms, not as a `LIKE` pattern,
-/// so a `%` or `_` in `text` is a character like any other and never a wildcard that would
-/// make the trigram table scan every name.
-fn contains(text: &str, backend: DbBackend) -> SimpleExpr {
-    match backend {
-        DbBackend::Sqlite => Expr::cust_with_values(
-            "domains.rowid IN (SELECT rowid FROM domains_name_fts WHERE domains_name_fts MATCH ?) \
-             AND instr(domains.name, ?) > 0",
-            [trigram_query(text), text.to_owned()],
-        ),
-        _ => domain::Column::Name
-            .like(LikeExpr::new(format!("%{}%", escape_like(text))).escape('\\')),
-    }
-}
-
-/// The FTS5 query for names holding every trigram of `text` (at least three characters):
-/// each distinct trigram a quoted term (double quotes doubled), joined by `AND`.
-fn trigram_query(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut terms: Vec<String> = chars.windows(3).map(|w| w.iter().collect()).collect();
-    terms.sort_unstable();
-    terms.dedup();
-    terms
-        .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-        .collect::<Vec<_>>()
-        .join(" AND ")
 }
 
 /// The sort value of a row for an ordering.
@@ -589,20 +425,5 @@ impl DomainConnection {
         crate::schema_retry::retry_schema_change(|| select.clone().count(db))
             .await
             .map_err(internal)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::trigram_query;
-
-    #[test]
-    fn trigrams_are_distinct_quoted_terms() {
-        assert_eq!(trigram_query("abcb"), r#""abc" AND "bcb""#);
-        assert_eq!(trigram_query("aaaa"), r#""aaa""#);
-        // Quotes are doubled; `%` and `_` are plain characters.
-        assert_eq!(trigram_query(r#"a"%_"#), r#""""%_" AND "a""%""#);
-        // Trigrams are of characters, not bytes.
-        assert_eq!(trigram_query("né.eth").matches(" AND ").count(), 3);
     }
 }

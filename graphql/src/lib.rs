@@ -2,11 +2,13 @@
 //! [`build_schema`] returns an async-graphql schema that any server can execute.
 //!
 //! Layout: [`schema`] builds it and sets the limits, [`query`] is the root, `types/` wraps
-//! the sea-orm models (never exposed directly), [`connection`] is the Relay keyset pagination,
-//! [`name`] validates user-supplied names, [`name_key`] reaches them through each
-//! engine's name indexes, [`error`] maps failures to stable error codes.
+//! the sea-orm models (never exposed directly), [`connection`] is the Relay keyset pagination
+//! over the domains a [`domain_filter`] selects, [`name`] validates user-supplied names,
+//! [`name_key`] reaches them through each engine's name indexes, [`error`] maps failures to
+//! stable error codes.
 
 pub mod connection;
+pub mod domain_filter;
 pub mod error;
 pub mod expansion;
 pub mod keyset;
