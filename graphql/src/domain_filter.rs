@@ -27,7 +27,7 @@ pub enum DomainFilter {
     /// Names starting with this prefix.
     NameStartsWith(String),
     /// Names starting with this prefix, found by walking the ordering's index and testing
-    /// each name (see [`DomainConnection::load`]); the same rows as `NameStartsWith`.
+    /// each name (see [`crate::connection::DomainConnection::load`]); the same rows as `NameStartsWith`.
     NameStartsWithScan(String),
     /// Names containing this text (at least three characters).
     NameContains(String),
