@@ -8,8 +8,7 @@
 //! address (20) and the node (32). Byte order is (chain, registry, node) order, so the domains
 //! of one registry are one key range. GraphQL, the dump and the journal only ever see the
 //! Omnigraph text ([`std::fmt::Display`] and [`std::str::FromStr`]; serde uses the text too).
-//! The key type is
-//! shared with resolver records ([`crate::contract_node_key!`]).
+//! The key type is shared with resolver records ([`crate::contract_node_key!`]).
 
 /// Bytes of a key: chain id, registry address, node.
 pub const DOMAIN_KEY_BYTES: usize = crate::contract_node_key::CONTRACT_NODE_KEY_BYTES;

@@ -21,7 +21,6 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::domain_filter::DomainFilter;
 use crate::{
-    domain_filter::escape_like,
     error::{code, coded, internal},
     name_key,
     types::DomainInterface,
@@ -240,7 +239,7 @@ async fn common_prefix(db: &DatabaseConnection, prefix: &str, limit: u64) -> Res
     let select = domain::Entity::find()
         .select_only()
         .column(domain::Column::Seq)
-        .filter(name_key::starts_with(backend, prefix, &escape_like(prefix)));
+        .filter(name_key::starts_with(backend, prefix));
     if backend == DbBackend::Postgres {
         let query = sea_orm::QueryTrait::build(&select, backend);
         let explain = sea_orm::Statement::from_sql_and_values(

@@ -27,7 +27,8 @@ pub enum DomainFilter {
     /// Names starting with this prefix.
     NameStartsWith(String),
     /// Names starting with this prefix, found by walking the ordering's index and testing
-    /// each name (see [`crate::connection::DomainConnection::load`]); the same rows as `NameStartsWith`.
+    /// each name (see [`crate::connection::DomainConnection::load`]); the same rows as
+    /// `NameStartsWith`.
     NameStartsWithScan(String),
     /// Names containing this text (at least three characters).
     NameContains(String),
@@ -86,9 +87,7 @@ impl DomainFilter {
                 .add(domain::Column::ParentSeq.is_null())
                 .add(domain::Column::Id.between(registry.clone(), registry.with_node(&[0xff; 32]))),
             // Read through the name index's slice of the prefix (see `name_key`).
-            Self::NameStartsWith(prefix) => {
-                name_key::starts_with(backend, prefix, &escape_like(prefix))
-            }
+            Self::NameStartsWith(prefix) => name_key::starts_with(backend, prefix),
             Self::NameStartsWithScan(prefix) => Condition::all().add(
                 domain::Column::Name
                     .like(LikeExpr::new(format!("{}%", escape_like(prefix))).escape('\\')),
@@ -149,9 +148,9 @@ pub(crate) fn escape_like(text: &str) -> String {
 /// (kept in step with `domains` by triggers) keeps which names hold each trigram but not
 /// where (`detail='none'`, a fraction of the size), so it answers only whether a name holds
 /// every trigram of `text`: those rowids are candidates, and `instr` keeps the names that hold
-/// `text` itself (the API lowercased it already). Trigrams are matched as terms, not as a `LIKE` pattern,
-/// so a `%` or `_` in `text` is a character like any other and never a wildcard that would
-/// make the trigram table scan every name.
+/// `text` itself (the API lowercased it already). Trigrams are matched as terms, not as a
+/// `LIKE` pattern, so a `%` or `_` in `text` is a character like any other and never a
+/// wildcard that would make the trigram table scan every name.
 fn contains(text: &str, backend: DbBackend) -> SimpleExpr {
     match backend {
         DbBackend::Sqlite => Expr::cust_with_values(

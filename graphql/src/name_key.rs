@@ -19,6 +19,8 @@ use sea_orm::{
     sea_query::{Expr, ExprTrait, LikeExpr, SimpleExpr},
 };
 
+use crate::domain_filter::escape_like;
+
 /// Characters of a name its PostgreSQL index key holds. At four bytes a character at most,
 /// the key with an owner and a `seq` stays well inside a B-tree entry.
 pub const KEY_CHARS: usize = 256;
@@ -59,8 +61,7 @@ pub fn is_in(backend: DbBackend, names: &[String]) -> Condition {
     condition.add(key().is_in(keys))
 }
 
-/// Domains whose names start with `prefix` (`escaped`: the same text with `LIKE`'s wildcards
-/// and escape character escaped by `\`).
+/// Domains whose names start with `prefix`.
 ///
 /// SQLite reads the byte range `[prefix, prefix + U+10FFFF)` of its name index, and `LIKE`
 /// keeps the filter exact. PostgreSQL tests the key alone with `LIKE` when the prefix fits in
@@ -68,7 +69,8 @@ pub fn is_in(backend: DbBackend, names: &[String]) -> Condition {
 /// the key's statistics (several correlated conditions multiply into an estimate so small
 /// that it sorts the whole slice instead of walking the index in order). A longer prefix
 /// fixes the whole key and leaves the rest to `LIKE` on the name.
-pub fn starts_with(backend: DbBackend, prefix: &str, escaped: &str) -> Condition {
+pub fn starts_with(backend: DbBackend, prefix: &str) -> Condition {
+    let escaped = escape_like(prefix);
     let pattern = |column: Expr| column.like(LikeExpr::new(format!("{escaped}%")).escape('\\'));
     let name = || Expr::col((domain::Entity, domain::Column::Name));
     if !keyed(backend) {

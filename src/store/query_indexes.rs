@@ -136,7 +136,6 @@ pub async fn build(db: &DatabaseConnection) -> Result<usize, StoreError> {
     while let Some(built) = builds.next().await {
         built?;
     }
-    drop(builds);
     if total > 0 && db.get_database_backend() == DatabaseBackend::Postgres {
         // PostgreSQL keeps statistics of an expression (the name indexes' key) only from an
         // ANALYZE run after its index exists, and after a backfill nothing would trigger one:
