@@ -108,7 +108,10 @@ impl Service {
         };
         if mode != Mode::Serve && !config.chains.is_empty() {
             defer_query_indexes(&db, config.indexer.defer_query_indexes).await?;
-            store::namespace::record(&db, &config.bridges, &config.chains).await?;
+            let bridges: Vec<_> =
+                config.bridges.iter().map(crate::ens::namespace::bridge_row).collect();
+            let registrars = crate::ens::namespace::reverse_registrar_rows(&config.chains);
+            store::namespace::record(&db, &bridges, &registrars).await?;
         }
         let without_rpc = config.chains_without_rpc();
         for (_, reason) in &without_rpc {

@@ -9,7 +9,7 @@ use sea_orm::{DatabaseConnection, EntityTrait, PaginatorTrait};
 
 use super::BenchError;
 use crate::{
-    ens::labels::{apply_logged_heal_chunk, apply_logged_heals},
+    ens::heal::{apply_log, apply_log_chunk},
     label_import::{self, Format},
     store::{Checkpoint, EntityStore, writer::read_checkpoint},
 };
@@ -75,7 +75,7 @@ pub async fn run(
     };
     let mut store = EntityStore::new(db.clone(), chain_id, BUDGET);
     // Whatever the log held before is applied first, untimed.
-    apply_logged_heals(&mut store).await.map_err(|e| BenchError::Run(e.to_string()))?;
+    apply_log(&mut store).await.map_err(|e| BenchError::Run(e.to_string()))?;
     store.flush(&checkpoint, None).await?;
     let one = step(db, &mut store, &checkpoint, &part("one.txt", first)?).await?;
     let bulk = step(db, &mut store, &checkpoint, &part("rest.txt", rest)?).await?;
@@ -98,7 +98,7 @@ async fn step(
     let (mut applied, mut renamed) = (0, 0);
     loop {
         let (labels, more) =
-            apply_logged_heal_chunk(store).await.map_err(|e| BenchError::Run(e.to_string()))?;
+            apply_log_chunk(store).await.map_err(|e| BenchError::Run(e.to_string()))?;
         applied += labels;
         if !more || store.dirty_rows() >= FLUSH_ROWS {
             renamed += store.renamed_domains();

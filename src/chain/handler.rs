@@ -249,7 +249,7 @@ async fn apply_heals(
 ) -> Result<usize, PipelineError> {
     let mut renamed = 0;
     loop {
-        let (count, more) = crate::ens::labels::apply_logged_heal_chunk(store).await?;
+        let (count, more) = crate::ens::heal::apply_log_chunk(store).await?;
         renamed += count;
         if !more {
             return Ok(renamed);
@@ -323,7 +323,7 @@ async fn apply(
         }
     }
     // Labels other chains and imports made known since the last batch: this chain's domains
-    // are renamed before its events read them (`ens::labels`).
+    // are renamed before its events read them (`ens::heal`).
     apply_heals(ctx, store, writing, unflushed, flush_rows, progress).await?;
     // Every row the batch will read that is not in memory, in a few queries.
     store.prefetch(crate::ens::prefetch::keys(ctx, &batch.events)).await?;

@@ -10,7 +10,7 @@ use alloy::primitives::{B256, U256};
 use entities::raw_hex::RawHash;
 
 use super::{DecodedEvent, EnsEvent, IndexContext, name::resolver_record_id};
-use crate::store::entity_store::PrefetchKeys;
+use crate::store::PrefetchKeys;
 
 /// Keys the handlers of `events` will look up.
 pub fn keys(ctx: &IndexContext, events: &[DecodedEvent]) -> PrefetchKeys {

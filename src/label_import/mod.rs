@@ -3,7 +3,7 @@
 //!
 //! Entries are read, checked and written in batches, one transaction each: the labels not
 //! known yet are stored, and each one that renders as itself (normalized) goes into the heal
-//! log ([`crate::store::heal_log`]), from which every chain renames its own domains with it
+//! log ([`crate::ens::heal`]), from which every chain renames its own domains with it
 //! before its next batch (a running indexer within a block time, a stopped one when it
 //! starts). Renaming is the chains' work because each holds its own domains in its cache. A
 //! label known already is skipped, so an import can be run again, or resumed after a
@@ -15,22 +15,13 @@ pub mod format;
 use std::{collections::HashMap, io::BufReader, path::Path};
 
 use alloy::primitives::B256;
-use entities::label::{self, RawHash};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use sea_orm::DatabaseConnection;
 
 pub use error::{BadEntry, ImportError, Position};
 pub use format::Format;
 use format::{LabelReader, ReadError};
 
-use crate::{
-    ens::name::is_normalized_label,
-    store::{
-        StoreError,
-        entity_store::PREFETCH_CHUNK,
-        heal_log,
-        writer::{Conflict, write_rows},
-    },
-};
+use crate::store::StoreError;
 
 /// Entries per transaction.
 pub const BATCH: usize = 10_000;
@@ -101,47 +92,17 @@ pub async fn import(
 }
 
 /// Stores the labels of `batch` not known yet and logs the normalized ones, in one
-/// transaction.
+/// transaction ([`crate::ens::heal::import`]).
 async fn write_batch(
     db: &DatabaseConnection,
     batch: HashMap<B256, String>,
     report: &mut ImportReport,
 ) -> Result<(), ImportError> {
-    let mut hashes: Vec<RawHash> = batch.keys().map(|h| RawHash::new(h.0)).collect();
-    // Key order, as the indexer's flushes write: concurrent writers then lock label rows
-    // in the same order.
-    hashes.sort_unstable();
     let txn = crate::store::database::begin_write(db).await?;
-    let mut stored: HashMap<RawHash, bool> = HashMap::new();
-    for chunk in hashes.chunks(PREFETCH_CHUNK) {
-        let rows = label::Entity::find()
-            .filter(label::Column::LabelHash.is_in(chunk.iter().cloned()))
-            .all(&txn)
-            .await
-            .map_err(StoreError::db("labels of an import batch"))?;
-        stored.extend(rows.into_iter().map(|row| (row.label_hash, row.label.is_some())));
-    }
-    let mut rows = Vec::new();
-    let mut heals = Vec::new();
-    for hash in hashes {
-        match stored.get(&hash) {
-            Some(true) => {
-                report.known += 1;
-                continue;
-            }
-            Some(false) => report.healed += 1,
-            None => {}
-        }
-        report.learned += 1;
-        let label = batch[&B256::from_slice(hash.as_bytes())].clone();
-        let normalized = is_normalized_label(&label);
-        if normalized {
-            heals.push(hash.clone());
-        }
-        rows.push(label::Model { label_hash: hash, label: Some(label), normalized });
-    }
-    write_rows::<label::Entity, _, _>(&txn, &rows, Conflict::UPDATE_ALL).await?;
-    heal_log::append(&txn, &heals, entities::label_heal::NO_CHAIN).await?;
+    let imported = crate::ens::heal::import(&txn, &batch).await?;
     txn.commit().await.map_err(StoreError::db("commit label import"))?;
+    report.learned += imported.learned;
+    report.healed += imported.healed;
+    report.known += imported.known;
     Ok(())
 }

@@ -18,18 +18,17 @@ use std::collections::{BTreeSet, HashMap};
 
 use entities::{
     checkpoint, domain, event, event_block, event_transaction, journal_entry, journal_window,
-    registration, renewal, resolver_address,
-    resolver_record::{self, ResolverRecordKey},
-    resolver_text,
+    resolver_address, resolver_record::ResolverRecordKey, resolver_text,
 };
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, IntoActiveModel, QueryFilter,
-    QueryOrder, sea_query::OnConflict,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
+    IntoActiveModel, Iterable, PrimaryKeyToColumn, QueryFilter, QueryOrder, sea_query::OnConflict,
 };
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use super::{
     StoreError,
+    tables::WriteBehind,
     writer::{Changes, Checkpoint, MAX_BINDS_PER_STATEMENT, upsert},
 };
 
@@ -103,47 +102,43 @@ where
     Ok(out)
 }
 
+/// Appends to `entries` the prior image of each of `rows` (none for a row the window creates),
+/// keyed by the text of its key, under the journal's name `table`.
+pub(super) async fn priors_of<E: WriteBehind>(
+    txn: &DatabaseTransaction,
+    rows: &[E::Model],
+    table: &'static str,
+    entry: &impl Fn(&'static str, String, Option<String>) -> journal_entry::Model,
+    entries: &mut Vec<journal_entry::Model>,
+) -> Result<(), StoreError>
+where
+    E::Model: Serialize,
+    E::Key: Into<sea_orm::Value>,
+{
+    let Some(pk) = E::PrimaryKey::iter().next().map(|k| k.into_column()) else {
+        return Ok(());
+    };
+    let keys: Vec<E::Key> = rows.iter().map(|r| E::key(r).clone()).collect();
+    let mut found = priors::<E, _, _>(txn, pk, keys.clone(), |r| E::key(r).to_string()).await?;
+    for key in keys {
+        let key = key.to_string();
+        let prior = found.remove(&key);
+        entries.push(entry(table, key, prior));
+    }
+    Ok(())
+}
+
 /// Writes the prior images of everything `changes` touches, and the window row, into `txn`.
 /// Must run before `changes` is written.
-pub(crate) async fn record<C: ConnectionTrait>(
-    txn: &C,
+pub(crate) async fn record(
+    txn: &DatabaseTransaction,
     chain_id: u64,
     window: &JournalWindow,
     changes: &Changes,
 ) -> Result<(), StoreError> {
     let mut entries = Vec::new();
-    macro_rules! journal_table {
-        ($entity:ident, $rows:expr, $pk:expr, $key:ident, $table:expr) => {{
-            // Rows are keyed by their text key in the journal (a domain by its Omnigraph id).
-            let keys: Vec<_> = $rows.iter().map(|r: &$entity::Model| r.$key.clone()).collect();
-            let mut found =
-                priors::<$entity::Entity, C, _>(txn, $pk, keys.clone(), |r: &$entity::Model| {
-                    r.$key.to_string()
-                })
-                .await?;
-            for key in keys {
-                let key = key.to_string();
-                let prior = found.remove(&key);
-                entries.push(entry(chain_id, window, $table, key, prior));
-            }
-        }};
-    }
-    journal_table!(domain, changes.domains, domain::Column::Id, id, "domains");
-    journal_table!(
-        registration,
-        changes.registrations,
-        registration::Column::Id,
-        id,
-        "registrations"
-    );
-    journal_table!(renewal, changes.renewals, renewal::Column::Id, id, "renewals");
-    journal_table!(
-        resolver_record,
-        changes.records,
-        resolver_record::Column::Id,
-        id,
-        "resolver_records"
-    );
+    let entry_of = |table: &'static str, key, prior| entry(chain_id, window, table, key, prior);
+    changes.tables.journal(txn, entry_of, &mut entries).await?;
 
     let records: BTreeSet<ResolverRecordKey> = changes
         .cleared_records
@@ -243,7 +238,11 @@ pub async fn windows(
 /// Puts back the row of `E` whose journal key is `key` (the text of its primary key `K`: a
 /// domain's Omnigraph id, the others' ids as they are) as `prior`, or deletes it when the
 /// window created it.
-async fn restore<E, C, K>(txn: &C, key: &str, prior: Option<&str>) -> Result<(), StoreError>
+pub(super) async fn restore<E, C, K>(
+    txn: &C,
+    key: &str,
+    prior: Option<&str>,
+) -> Result<(), StoreError>
 where
     K: std::str::FromStr,
     K::Err: std::fmt::Display,
@@ -268,7 +267,7 @@ where
 }
 
 /// [`restore`] for a domain, keeping the name it has now (see the module docs).
-async fn restore_domain<C: ConnectionTrait>(
+pub(super) async fn restore_domain<C: ConnectionTrait>(
     txn: &C,
     key: &str,
     prior: Option<&str>,
@@ -323,20 +322,6 @@ pub async fn rollback(
             let prior = e.prior.as_deref();
             let key = e.row_key.as_str();
             match e.table_name.as_str() {
-                "domains" => restore_domain(&txn, key, prior).await?,
-                "registrations" => {
-                    restore::<registration::Entity, _, registration::RegistrationKey>(
-                        &txn, key, prior,
-                    )
-                    .await?
-                }
-                "renewals" => {
-                    restore::<renewal::Entity, _, renewal::RenewalKey>(&txn, key, prior).await?
-                }
-                "resolver_records" => {
-                    restore::<resolver_record::Entity, _, ResolverRecordKey>(&txn, key, prior)
-                        .await?
-                }
                 RECORD_ENTRIES => {
                     let record_id: ResolverRecordKey =
                         key.parse().map_err(|e| StoreError::Journal(format!("{e}")))?;
@@ -356,7 +341,12 @@ pub async fn rollback(
                     upsert::<resolver_address::Entity, _>(&txn, &prior.addresses).await?;
                     upsert::<resolver_text::Entity, _>(&txn, &prior.texts).await?;
                 }
-                other => return Err(StoreError::Journal(format!("unknown journal table {other}"))),
+                table => match super::tables::restore(&txn, table, key, prior).await {
+                    Some(restored) => restored?,
+                    None => {
+                        return Err(StoreError::Journal(format!("unknown journal table {table}")));
+                    }
+                },
             }
         }
     }

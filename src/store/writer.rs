@@ -3,8 +3,7 @@
 //! `VALUES` on SQLite, one array per column on PostgreSQL ([`super::unnest_upsert`]).
 
 use entities::{
-    checkpoint, contract, domain, event, event_block, event_transaction, label, registration,
-    renewal, resolver_address, resolver_record, resolver_text,
+    checkpoint, contract, event, event_block, event_transaction, resolver_address, resolver_text,
 };
 
 use sea_orm::{
@@ -12,7 +11,7 @@ use sea_orm::{
     Iterable, PrimaryKeyToColumn, QueryFilter, sea_query::OnConflict,
 };
 
-use super::{StoreError, in_flight::SharedRows, journal::JournalWindow};
+use super::{StoreError, journal::JournalWindow, tables::CachedRows};
 
 /// SQLite allows 32 766 bound values per statement and PostgreSQL 65 535; chunks stay under
 /// this many values so one chunk fits either engine.
@@ -49,18 +48,10 @@ pub struct Checkpoint {
 /// Every row a batch of events changed.
 #[derive(Debug, Default)]
 pub struct Changes {
-    /// Domains.
-    pub domains: SharedRows<domain::Model>,
-    /// Labels.
-    pub labels: SharedRows<label::Model>,
-    /// Registrations.
-    pub registrations: SharedRows<registration::Model>,
-    /// Renewals.
-    pub renewals: SharedRows<renewal::Model>,
-    /// Resolver records.
-    pub records: SharedRows<resolver_record::Model>,
+    /// Rows of the write-behind tables ([`super::tables`]).
+    pub tables: CachedRows,
     /// Records whose address and text rows are deleted before the upserts (`VersionChanged`).
-    pub cleared_records: Vec<resolver_record::ResolverRecordKey>,
+    pub cleared_records: Vec<entities::resolver_record::ResolverRecordKey>,
     /// Address records.
     pub addresses: Vec<resolver_address::Model>,
     /// Text records.
@@ -79,7 +70,7 @@ pub struct Changes {
     pub renamed_domains: foldhash::HashSet<entities::domain_key::DomainKey>,
     /// Labels this chain made known, for the heal log ([`super::heal_log`]): the other
     /// chains rename their domains from it.
-    pub heals: Vec<label::RawHash>,
+    pub heals: Vec<entities::label::RawHash>,
     /// The chain's new mark in the heal log, when it applied entries since the last flush.
     pub heal_mark: Option<i64>,
 }
@@ -87,11 +78,7 @@ pub struct Changes {
 impl Changes {
     /// Number of rows in the change set.
     pub fn len(&self) -> usize {
-        self.domains.len()
-            + self.labels.len()
-            + self.registrations.len()
-            + self.renewals.len()
-            + self.records.len()
+        self.tables.len()
             + self.cleared_records.len()
             + self.addresses.len()
             + self.texts.len()
@@ -138,21 +125,6 @@ where
 {
     write_rows::<E, C, E::Model>(db, rows, Conflict::UPDATE_ALL).await
 }
-
-/// Columns a domain row never changes after its creation (its identity, creation number and
-/// place in the tree), and `name` and `depth` when the row was not renamed.
-const DOMAIN_FIXED: [domain::Column; 6] = [
-    domain::Column::Seq,
-    domain::Column::ChainId,
-    domain::Column::LabelHash,
-    domain::Column::ParentSeq,
-    domain::Column::CreatedBlock,
-    domain::Column::CreatedAt,
-];
-const DOMAIN_NAME: [domain::Column; 2] = [domain::Column::Name, domain::Column::Depth];
-
-/// A label's value columns: an unknown label written over a stored one keeps them.
-const LABEL_VALUE: [label::Column; 2] = [label::Column::Label, label::Column::Normalized];
 
 /// Inserts `rows`, resolving key conflicts as `conflict` says: chunked multi-row `VALUES` on
 /// SQLite, one array per column on PostgreSQL.
@@ -225,7 +197,7 @@ where
 }
 
 /// Records into `ensemble_flush_table_seconds{entity}` the time a flush spent on a table.
-fn record_table_time(entity: &'static str, started: std::time::Instant) {
+pub(super) fn record_table_time(entity: &'static str, started: std::time::Instant) {
     metrics::histogram!("ensemble_flush_table_seconds", "entity" => entity)
         .record(started.elapsed().as_secs_f64());
 }
@@ -260,40 +232,7 @@ pub async fn write(
                 .map_err(StoreError::db("clear texts"))?;
         }
     }
-    // A label is never unlearned: a known label (the same for every writer, since it is
-    // the hash's preimage) overwrites, an unknown one only fills a gap. Another chain or an
-    // import may have made it known since this chain read it.
-    let (known, unknown): (Vec<&label::Model>, Vec<&label::Model>) =
-        changes.labels.iter().partition(|l| l.label.is_some());
-    let started = std::time::Instant::now();
-    write_rows::<label::Entity, _, _>(&txn, &known, Conflict::UPDATE_ALL).await?;
-    write_rows::<label::Entity, _, _>(&txn, &unknown, Conflict::UpdateAllBut(&LABEL_VALUE)).await?;
-    record_table_time("label", started);
-    let (renamed, kept): (Vec<&domain::Model>, Vec<&domain::Model>) =
-        changes.domains.iter().partition(|d| changes.renamed_domains.contains(&d.id));
-    let started = std::time::Instant::now();
-    write_rows::<domain::Entity, _, _>(&txn, &renamed, Conflict::UpdateAllBut(&DOMAIN_FIXED))
-        .await?;
-    let fixed_and_name: Vec<domain::Column> = DOMAIN_FIXED.into_iter().chain(DOMAIN_NAME).collect();
-    write_rows::<domain::Entity, _, _>(&txn, &kept, Conflict::UpdateAllBut(&fixed_and_name))
-        .await?;
-    record_table_time("domain", started);
-    timed_write::<registration::Entity, _>(
-        &txn,
-        &changes.registrations,
-        Conflict::UPDATE_ALL,
-        "registration",
-    )
-    .await?;
-    timed_write::<renewal::Entity, _>(&txn, &changes.renewals, Conflict::UPDATE_ALL, "renewal")
-        .await?;
-    timed_write::<resolver_record::Entity, _>(
-        &txn,
-        &changes.records,
-        Conflict::UPDATE_ALL,
-        "resolver_record",
-    )
-    .await?;
+    changes.tables.write(&txn, changes).await?;
     timed_write::<resolver_address::Entity, _>(
         &txn,
         &changes.addresses,

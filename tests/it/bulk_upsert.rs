@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use ensemble::store::{
     database::{DEFAULT_MAX_CONNECTIONS, connect, writer_connection},
+    tables::CachedRows,
     writer::{Changes, Checkpoint, read_checkpoint, write},
 };
 use entities::{
@@ -99,8 +100,11 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         .collect();
     let events = vec![history(0, None), history(1, Some((1 << 32) + 5)), history(2, Some(0))];
     let changes = Changes {
-        domains: first.clone().into(),
-        labels: labels.clone().into(),
+        tables: CachedRows {
+            domains: first.clone().into(),
+            labels: labels.clone().into(),
+            ..CachedRows::default()
+        },
         events: events.clone(),
         ..Changes::default()
     };
@@ -125,8 +129,11 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         d.registration_count = 1;
     }
     let renamed = [key(2)].into_iter().collect();
-    let changes =
-        Changes { domains: second.clone().into(), renamed_domains: renamed, ..Changes::default() };
+    let changes = Changes {
+        tables: CachedRows { domains: second.clone().into(), ..CachedRows::default() },
+        renamed_domains: renamed,
+        ..Changes::default()
+    };
     write(&writer, &changes, &checkpoint(10), None).await.expect("second flush");
 
     let expected: Vec<domain::Model> = first
@@ -145,7 +152,10 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
     // The history is append-only: writing an event row again fails the whole flush, which
     // commits nothing, not even its other rows or its checkpoint.
     let again = Changes {
-        domains: vec![domain(9, "nine", None, None)].into(),
+        tables: CachedRows {
+            domains: vec![domain(9, "nine", None, None)].into(),
+            ..CachedRows::default()
+        },
         events: vec![history(1, None)],
         ..Changes::default()
     };
@@ -179,8 +189,13 @@ async fn postgres_flushes_never_borrow_the_pools_connections() {
     let arbiter = actix::Arbiter::new();
     let (tx, rx) = tokio::sync::oneshot::channel();
     arbiter.spawn(async move {
-        let changes =
-            Changes { domains: vec![domain(1, "one", None, None)].into(), ..Changes::default() };
+        let changes = Changes {
+            tables: CachedRows {
+                domains: vec![domain(1, "one", None, None)].into(),
+                ..CachedRows::default()
+            },
+            ..Changes::default()
+        };
         let written = tokio::time::timeout(
             Duration::from_secs(20),
             write(&writer, &changes, &checkpoint(1), None),

@@ -7,7 +7,7 @@ use alloy::{ens::namehash, sol_types::SolEvent};
 use ensemble::{
     ens::{
         abi::Registry,
-        labels::apply_logged_heals,
+        heal::apply_log,
         name::{encoded_label_hash, labelhash},
     },
     label_import::{self, BadEntry, Format, Position},
@@ -42,7 +42,7 @@ async fn heal_crosses_chains_and_imports(backend: Backend) {
     let db = TestDb::new(backend).await;
     // An L2 with alice.eth and pay.alice.eth, neither label known there.
     let mut l2 = Bed::chain(&db.url, 8453, 1 << 20).await;
-    assert_eq!(apply_logged_heals(&mut l2.store).await.unwrap(), 0);
+    assert_eq!(apply_log(&mut l2.store).await.unwrap(), 0);
     l2.register("alice", ALICE, false).await;
     subname(&mut l2, "alice.eth", "pay").await;
     l2.flush().await;
@@ -50,16 +50,16 @@ async fn heal_crosses_chains_and_imports(backend: Backend) {
 
     // Mainnet registers alice.eth through its controller, which names the label.
     let mut l1 = Bed::chain(&db.url, 1, 1 << 20).await;
-    assert_eq!(apply_logged_heals(&mut l1.store).await.unwrap(), 0);
+    assert_eq!(apply_log(&mut l1.store).await.unwrap(), 0);
     l1.register("alice", ALICE, true).await;
     l1.flush().await;
     assert_eq!(name(&l1, "alice.eth").await, "alice.eth");
     // Mainnet's own entry is not applied again there.
-    assert_eq!(apply_logged_heals(&mut l1.store).await.unwrap(), 0);
+    assert_eq!(apply_log(&mut l1.store).await.unwrap(), 0);
     l1.flush().await;
 
     // The L2 renames its domains with it before its next batch, its cached rows included.
-    assert_eq!(apply_logged_heals(&mut l2.store).await.unwrap(), 1);
+    assert_eq!(apply_log(&mut l2.store).await.unwrap(), 1);
     let cached = l2.store.domain(&l2.ctx.domain_id(namehash("pay.alice.eth"))).await.unwrap();
     assert_eq!(cached.unwrap().name, format!("{}.alice.eth", hash("pay")));
     l2.flush().await;
@@ -100,8 +100,8 @@ async fn heal_crosses_chains_and_imports(backend: Backend) {
     );
 
     // Each chain applies the import: the L2 renames pay.alice.eth, mainnet has no such name.
-    assert_eq!(apply_logged_heals(&mut l1.store).await.unwrap(), 0);
-    assert_eq!(apply_logged_heals(&mut l2.store).await.unwrap(), 1);
+    assert_eq!(apply_log(&mut l1.store).await.unwrap(), 0);
+    assert_eq!(apply_log(&mut l2.store).await.unwrap(), 1);
     l1.flush().await;
     l2.flush().await;
     assert_eq!(name(&l2, "pay.alice.eth").await, "pay.alice.eth");
@@ -130,7 +130,7 @@ crate::support::on_both_engines!(heal_crosses_chains_and_imports);
 async fn an_import_racing_an_unflushed_unknown_label_still_heals() {
     let db = TestDb::new(Backend::Sqlite).await;
     let mut chain = Bed::chain(&db.url, 1, 1 << 20).await;
-    assert_eq!(apply_logged_heals(&mut chain.store).await.unwrap(), 0);
+    assert_eq!(apply_log(&mut chain.store).await.unwrap(), 0);
     chain.register("racer", ALICE, false).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("labels.txt");
@@ -146,7 +146,7 @@ async fn an_import_racing_an_unflushed_unknown_label_still_heals() {
             .unwrap()
             .unwrap();
     assert_eq!(stored.label.as_deref(), Some("racer"), "the flush did not unlearn it");
-    assert_eq!(apply_logged_heals(&mut chain.store).await.unwrap(), 1);
+    assert_eq!(apply_log(&mut chain.store).await.unwrap(), 1);
     chain.flush().await;
     assert_eq!(name(&chain, "racer.eth").await, "racer.eth");
 }

@@ -1,0 +1,118 @@
+//! The flush hand-off: [`EntityStore::begin_flush`] moves every change since the last flush
+//! into a [`PendingFlush`] for the writer, keeping the rows readable (in flight) until
+//! [`EntityStore::complete_flush`]; and the accounting that says when a flush is due.
+
+use sea_orm::DatabaseConnection;
+
+use super::{
+    EntityStore, StoreError,
+    heal_index::NewRows,
+    journal::JournalWindow,
+    table::{map_bytes, set_bytes, vec_bytes},
+    writer::{self, Changes, Checkpoint},
+};
+
+/// What a flush hands to the writer; the store keeps the rows readable (in flight) until
+/// [`EntityStore::complete_flush`].
+#[derive(Debug)]
+pub struct PendingFlush {
+    db: DatabaseConnection,
+    changes: Changes,
+}
+
+impl PendingFlush {
+    /// Writes the changes and `checkpoint` in one transaction. Returns the rows written.
+    pub async fn write(
+        self,
+        checkpoint: &Checkpoint,
+        journal: Option<&JournalWindow>,
+    ) -> Result<usize, StoreError> {
+        writer::write(&self.db, &self.changes, checkpoint, journal).await?;
+        Ok(self.changes.len())
+    }
+}
+
+impl EntityStore {
+    /// Domains renamed (their name may differ from the stored one) since the last flush.
+    pub fn renamed_domains(&self) -> usize {
+        self.renamed_domains.len()
+    }
+
+    /// Rows changed since the last flush.
+    pub fn dirty_rows(&self) -> usize {
+        self.tables.dirty_rows()
+            + self.addresses.len()
+            + self.texts.len()
+            + self.cleared_records.len()
+            + self.events.len()
+            + self.event_blocks.len()
+            + self.event_transactions.len()
+    }
+
+    /// Bytes the changes since the last flush hold in memory: the rows' and keys' heap bytes
+    /// ([`RowSize`]) and the slots of the maps and vectors holding them, by their capacity.
+    /// A row replaced since the last flush counts once (address and text records, which
+    /// are never read back, count each time they are set). The flush in flight holds about
+    /// as much again until it commits. The `memory` test checks this against the heap.
+    pub fn dirty_bytes(&self) -> usize {
+        self.dirty_heap
+            + self.tables.dirty_slot_bytes()
+            + map_bytes(&self.addresses)
+            + map_bytes(&self.texts)
+            + vec_bytes(&self.cleared_records)
+            + vec_bytes(&self.events)
+            + vec_bytes(&self.event_blocks)
+            + vec_bytes(&self.event_transactions)
+            + set_bytes(&self.renamed_domains)
+            + self.new.bytes()
+    }
+
+    /// Dirty bytes at which a flush is due, whatever the row count.
+    pub fn flush_bytes(&self) -> usize {
+        self.flush_bytes
+    }
+
+    /// Hands every change since the last flush to a [`PendingFlush`]; the rows stay readable
+    /// (in flight) until [`EntityStore::complete_flush`]. One flush may be in flight at a
+    /// time, and handlers may go on applying events while it is written.
+    pub fn begin_flush(&mut self) -> PendingFlush {
+        let changes = Changes {
+            tables: self.tables.begin_flush(),
+            cleared_records: std::mem::take(&mut self.cleared_records),
+            addresses: std::mem::take(&mut self.addresses).into_values().collect(),
+            texts: std::mem::take(&mut self.texts).into_values().collect(),
+            contracts: self.contracts.take_new(),
+            events: std::mem::take(&mut self.events),
+            event_blocks: std::mem::take(&mut self.event_blocks),
+            event_transactions: std::mem::take(&mut self.event_transactions),
+            renamed_domains: std::mem::take(&mut self.renamed_domains),
+            heals: std::mem::take(&mut self.heals),
+            heal_mark: std::mem::take(&mut self.heal_mark_moved)
+                .then_some(self.heal_mark)
+                .flatten(),
+        };
+        self.new_inflight = std::mem::take(&mut self.new);
+        self.dirty_heap = 0;
+        PendingFlush { db: self.writer.clone(), changes }
+    }
+
+    /// The flush in flight is committed: its rows are the database's now.
+    pub fn complete_flush(&mut self) {
+        self.tables.complete_flush();
+        self.new_inflight = NewRows::default();
+    }
+
+    /// Writes every change and `checkpoint` in one transaction and waits for it. On error
+    /// nothing is committed and the store must not be flushed again: its handler is
+    /// poisoned, and the chain resumes from the previous checkpoint with a fresh store.
+    /// Returns the rows written.
+    pub async fn flush(
+        &mut self,
+        checkpoint: &Checkpoint,
+        journal: Option<&JournalWindow>,
+    ) -> Result<usize, StoreError> {
+        let rows = self.begin_flush().write(checkpoint, journal).await?;
+        self.complete_flush();
+        Ok(rows)
+    }
+}

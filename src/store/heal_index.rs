@@ -1,0 +1,202 @@
+//! The store's side of the heal cascade: finding the domains a healed label renames. Rows that
+//! exist in the database are found through the `label_hash` and `parent_seq` indexes; rows
+//! created since the last commit through [`NewRows`], two small in-memory indexes. A domain's
+//! label and parent never change after creation, so these indexes never go stale.
+
+use std::hash::Hash;
+
+use entities::{
+    domain::{self, DomainKey, RawHash},
+    label,
+};
+use foldhash::{HashMap, HashSet};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+
+use super::{
+    EntityStore, StoreError,
+    cache::CacheKey,
+    prefetch::PREFETCH_CHUNK,
+    table::{map_bytes, set_bytes},
+};
+
+/// Rows no database index can find yet: domains and labels created since the last commit,
+/// domains by label hash and by parent (its `seq`).
+#[derive(Debug, Default)]
+pub(super) struct NewRows {
+    by_label: HashMap<RawHash, Vec<DomainKey>>,
+    children: HashMap<i64, Vec<DomainKey>>,
+    pub(super) domains: HashSet<DomainKey>,
+    pub(super) labels: HashSet<RawHash>,
+    /// Heap bytes of the keys and lists above.
+    heap: usize,
+}
+
+impl NewRows {
+    pub(super) fn add_domain(&mut self, row: &domain::Model) {
+        self.heap += row.id.key_bytes();
+        self.domains.insert(row.id.clone());
+        let heap = &mut self.heap;
+        let same_label = self.by_label.entry(row.label_hash.clone()).or_insert_with(|| {
+            *heap += RawHash::BYTES;
+            Vec::new()
+        });
+        push_key(heap, same_label, &row.id);
+        if let Some(parent) = row.parent_seq {
+            push_key(heap, self.children.entry(parent).or_default(), &row.id);
+        }
+    }
+
+    /// Bytes held, as [`EntityStore::dirty_bytes`] counts them.
+    pub(super) fn add_label(&mut self, label_hash: &RawHash) {
+        if self.labels.insert(label_hash.clone()) {
+            self.heap += label_hash.key_bytes();
+        }
+    }
+
+    /// Bytes held, as [`EntityStore::dirty_bytes`] counts them.
+    pub(super) fn bytes(&self) -> usize {
+        self.heap + map_bytes(&self.by_label) + map_bytes(&self.children) + set_bytes(&self.domains)
+    }
+}
+
+/// Pushes a copy of `id` onto `ids`, counting what the copy and any growth of the list hold.
+fn push_key(heap: &mut usize, ids: &mut Vec<DomainKey>, id: &DomainKey) {
+    let capacity = ids.capacity();
+    ids.push(id.clone());
+    *heap += id.key_bytes() + (ids.capacity() - capacity) * size_of::<DomainKey>();
+}
+
+impl EntityStore {
+    /// Drops this store's read copies of a label another writer made known, so the next read
+    /// finds it in the database. Returns whether a copy that is not committed yet says it
+    /// is unknown: that one the caller must replace ([`EntityStore::reload_labels`]).
+    pub fn forget_label(&mut self, label_hash: &RawHash) -> bool {
+        self.tables.labels.batch.remove(label_hash);
+        self.tables.labels.cache.invalidate(label_hash);
+        let stale = |row: Option<&label::Model>| row.is_some_and(|l| l.label.is_none());
+        stale(self.tables.labels.dirty.get(label_hash))
+            || stale(self.tables.labels.inflight.get(label_hash))
+    }
+
+    /// Current versions of the domains listed in `ids`, in order, skipping unknown ids.
+    async fn current(&mut self, ids: Vec<DomainKey>) -> Result<Vec<domain::Model>, StoreError> {
+        let mut rows = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(row) = self.domain(&id).await? {
+                rows.push(row);
+            }
+        }
+        Ok(rows)
+    }
+
+    /// The current versions of domain rows just read from the database: a version in memory
+    /// (changed since, or in flight) is newer; the others are cached.
+    fn newest_domains(&mut self, rows: Vec<domain::Model>) -> Vec<domain::Model> {
+        rows.into_iter()
+            .map(|row| match self.tables.domains.local(&row.id) {
+                Some(Some(current)) => current,
+                _ => {
+                    self.tables.domains.cache.insert(row.id.clone(), Some(row.clone()));
+                    row
+                }
+            })
+            .collect()
+    }
+
+    /// This chain's domains whose `column` is one of `keys`: stored rows, one query per chunk
+    /// of `stored` (the keys that can match a stored row) through that column's index, then
+    /// the rows created since the last commit that `index` lists under any of `keys`.
+    async fn domains_by<V>(
+        &mut self,
+        column: domain::Column,
+        stored: &[V],
+        keys: &[V],
+        index: fn(&NewRows) -> &HashMap<V, Vec<DomainKey>>,
+        op: &'static str,
+    ) -> Result<Vec<domain::Model>, StoreError>
+    where
+        V: Into<sea_orm::Value> + Clone + Hash + Eq,
+    {
+        let mut rows = Vec::new();
+        for chunk in stored.chunks(PREFETCH_CHUNK) {
+            rows.extend(
+                domain::Entity::find()
+                    .filter(domain::Column::ChainId.eq(self.chain_id as i64))
+                    .filter(column.is_in(chunk.iter().cloned()))
+                    .all(&self.db)
+                    .await
+                    .map_err(StoreError::db(op))?,
+            );
+        }
+        let mut rows = self.newest_domains(rows);
+        let seen: HashSet<DomainKey> = rows.iter().map(|r| r.id.clone()).collect();
+        let fresh: Vec<DomainKey> = keys
+            .iter()
+            .flat_map(|k| [&self.new, &self.new_inflight].map(|n| index(n).get(k)))
+            .flatten()
+            .flatten()
+            .filter(|id| !seen.contains(*id))
+            .cloned()
+            .collect();
+        rows.extend(self.current(fresh).await?);
+        Ok(rows)
+    }
+
+    /// Every domain of this chain whose leaf label is one of `label_hashes`, through the
+    /// `domains_label_hash` index and the rows created since the last commit.
+    pub async fn domains_with_labels(
+        &mut self,
+        label_hashes: &[RawHash],
+    ) -> Result<Vec<domain::Model>, StoreError> {
+        // A label stored since the last commit labels no stored domain: no query for it.
+        let stored: Vec<RawHash> = label_hashes
+            .iter()
+            .filter(|h| !self.new.labels.contains(*h) && !self.new_inflight.labels.contains(*h))
+            .cloned()
+            .collect();
+        let column = domain::Column::LabelHash;
+        self.domains_by(column, &stored, label_hashes, |n| &n.by_label, "domains by labels").await
+    }
+
+    /// The children of `parents` (each by number and key), through the children index and
+    /// the rows created since the last commit.
+    pub async fn children_of(
+        &mut self,
+        parents: &[(i64, DomainKey)],
+    ) -> Result<Vec<domain::Model>, StoreError> {
+        // A parent created since the last commit has no stored children: no query for it.
+        let stored: Vec<i64> = parents
+            .iter()
+            .filter(|(_, id)| {
+                !self.new.domains.contains(id) && !self.new_inflight.domains.contains(id)
+            })
+            .map(|(seq, _)| *seq)
+            .collect();
+        let seqs: Vec<i64> = parents.iter().map(|(seq, _)| *seq).collect();
+        let column = domain::Column::ParentSeq;
+        self.domains_by(column, &stored, &seqs, |n| &n.children, "children of domains").await
+    }
+
+    /// Labels as the database holds them now, bypassing this store's copies (another writer
+    /// may have made them known since this store read them), one query per chunk; known
+    /// labels replace the store's copies. Returns the rows found.
+    pub async fn reload_labels(
+        &mut self,
+        label_hashes: &[RawHash],
+    ) -> Result<Vec<label::Model>, StoreError> {
+        let mut rows = Vec::new();
+        for chunk in label_hashes.chunks(PREFETCH_CHUNK) {
+            rows.extend(
+                label::Entity::find()
+                    .filter(label::Column::LabelHash.is_in(chunk.iter().cloned()))
+                    .all(&self.db)
+                    .await
+                    .map_err(StoreError::db("reload labels"))?,
+            );
+        }
+        for known in rows.iter().filter(|l| l.label.is_some()) {
+            self.put_label(known.clone(), false);
+        }
+        Ok(rows)
+    }
+}

@@ -1,0 +1,166 @@
+//! [`Table`]: one cached, write-behind table of the [`super::EntityStore`], in four layers a
+//! read looks through in turn: the rows changed since the last flush (dirty), the rows pinned
+//! for the batch being applied, the rows of the flush being written (in flight), and the moka
+//! cache; below them the database. Also the byte accounting of its containers.
+
+use std::{borrow::Borrow, hash::Hash};
+
+// foldhash rather than std's SipHash: the handler thread hashes every key it reads or writes
+// several times over (dirty, in flight, batch, cache), and SipHash was 6% of its profile.
+// foldhash is still seeded per process, so crafted keys cannot be aimed at one table layout.
+use foldhash::{HashMap, HashMapExt};
+use sea_orm::{DatabaseConnection, EntityTrait, PrimaryKeyTrait};
+
+use super::{
+    StoreError,
+    cache::{CacheKey, EntityCache},
+    in_flight::{InFlight, SharedRows},
+    row_size::RowSize,
+};
+
+/// One cached, write-behind table, by primary key `K`.
+#[derive(Debug)]
+pub(super) struct Table<M: Clone + Send + Sync + 'static, K: CacheKey> {
+    pub(super) cache: EntityCache<M, K>,
+    /// Rows changed since the last flush began.
+    pub(super) dirty: HashMap<K, M>,
+    /// Rows of the flush being written: not committed yet, so the database does not have
+    /// them and the cache may already have evicted them.
+    pub(super) inflight: InFlight<K, M>,
+    /// Rows (and absences) prefetched for the batch being applied. Held here, not only in
+    /// the cache: a full moka cache may refuse to admit new keys (TinyLFU), and at 5M events
+    /// that turned 40% of the prefetched reads back into single queries (BENCHMARKS.md).
+    pub(super) batch: HashMap<K, Option<M>>,
+}
+
+impl<M: RowSize + Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
+    pub(super) fn new(name: &'static str, bytes: u64, key_of: fn(&M) -> &K) -> Self {
+        Self {
+            cache: EntityCache::new(name, bytes),
+            dirty: HashMap::new(),
+            inflight: InFlight::empty(key_of),
+            batch: HashMap::new(),
+        }
+    }
+}
+
+impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
+    /// Whether the newest version of `key` is in memory and not committed.
+    pub(super) fn uncommitted<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.dirty.contains_key(key) || self.inflight.contains_key(key)
+    }
+
+    /// Dirty, in-flight or cached row; `None` when the database must be asked.
+    ///
+    /// Rows pinned for the batch are looked at before the flush in flight, whose lookup is a
+    /// binary search: the two never share a key. The prefetch pins only keys that are neither
+    /// dirty nor in flight, and a flush begins only between batches, after the pins are dropped.
+    pub(super) fn local<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> Option<Option<M>>
+    where
+        K: Borrow<Q>,
+    {
+        if let Some(row) = self.dirty.get(key) {
+            return Some(Some(row.clone()));
+        }
+        if let Some(row) = self.batch.get(key) {
+            self.cache.record_hit();
+            return Some(row.clone());
+        }
+        if let Some(row) = self.inflight.get(key) {
+            return Some(Some(row.clone()));
+        }
+        self.cache.get(key)
+    }
+
+    /// The newest version of `key` held outside the cache (dirty, pinned for the batch or in
+    /// flight), borrowed.
+    pub(super) fn newest_ref<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> Option<&M>
+    where
+        K: Borrow<Q>,
+    {
+        self.dirty
+            .get(key)
+            .or_else(|| self.batch.get(key).and_then(Option::as_ref))
+            .or_else(|| self.inflight.get(key))
+    }
+
+    /// The newest in-memory version of `key`, if any; not counted as a cache lookup.
+    pub(super) fn peek<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> Option<M>
+    where
+        K: Borrow<Q>,
+    {
+        if let Some(row) = self.dirty.get(key) {
+            return Some(row.clone());
+        }
+        if let Some(known) = self.batch.get(key) {
+            return known.clone();
+        }
+        match self.inflight.get(key) {
+            Some(row) => Some(row.clone()),
+            None => self.cache.peek(key),
+        }
+    }
+
+    /// Moves the dirty rows in flight and returns them for the writer in key order. The keys
+    /// are hashes, so in the map's order every upsert lands on another page of the primary
+    /// key's B-tree; in key order consecutive upserts walk it from one end to the other and
+    /// find their pages still cached.
+    pub(super) fn begin_flush(&mut self) -> SharedRows<M> {
+        self.inflight.begin(std::mem::take(&mut self.dirty))
+    }
+
+    /// Stores `row` as dirty and keeps `heap`, the dirty set's heap bytes, up to date: a new
+    /// key adds its row and key, a replaced row the difference. The map's own slots are
+    /// counted from its capacity ([`map_bytes`]).
+    pub(super) fn put(&mut self, key: K, row: M, heap: &mut usize)
+    where
+        M: RowSize,
+    {
+        let key_part = key.key_bytes();
+        let row_part = row.heap_bytes();
+        self.cache.insert(key.clone(), Some(row.clone()));
+        *heap = match self.dirty.insert(key, row) {
+            Some(old) => (*heap + row_part).saturating_sub(old.heap_bytes()),
+            None => *heap + key_part + row_part,
+        };
+    }
+}
+
+/// Bytes a hash map's slots take: hashbrown keeps a control byte per slot and at least one
+/// slot in eight free, beyond what [`HashMap::capacity`] reports.
+pub(super) fn map_bytes<K, V, S>(map: &std::collections::HashMap<K, V, S>) -> usize {
+    map.capacity() * (size_of::<(K, V)>() + 1) * 8 / 7
+}
+
+pub(super) fn set_bytes<K, S>(set: &std::collections::HashSet<K, S>) -> usize {
+    set.capacity() * (size_of::<K>() + 1) * 8 / 7
+}
+
+pub(super) fn vec_bytes<T>(vec: &Vec<T>) -> usize {
+    vec.capacity() * size_of::<T>()
+}
+
+/// Reads one row by primary key through `table`'s dirty set and cache, then the database.
+pub(super) async fn load<E, K, Q>(
+    db: &DatabaseConnection,
+    table: &Table<E::Model, K>,
+    key: &Q,
+    op: &'static str,
+) -> Result<Option<E::Model>, StoreError>
+where
+    E: EntityTrait,
+    E::Model: Clone + Send + Sync + 'static,
+    K: CacheKey + Borrow<Q>,
+    Q: Hash + Ord + ToOwned<Owned = K> + ?Sized,
+    <E::PrimaryKey as PrimaryKeyTrait>::ValueType: From<K>,
+{
+    if let Some(hit) = table.local(key) {
+        return Ok(hit);
+    }
+    let row = E::find_by_id(key.to_owned()).one(db).await.map_err(StoreError::db(op))?;
+    table.cache.insert(key.to_owned(), row.clone());
+    Ok(row)
+}

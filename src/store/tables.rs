@@ -1,0 +1,324 @@
+//! The write-behind tables, declared once.
+//!
+//! The tables the handlers read back are cached, kept dirty until a flush, handed to the writer
+//! and journaled for reorgs. [`write_behind_tables!`] is their one list: the store's fields
+//! ([`CachedTables`]), the rows a flush hands over ([`CachedRows`]), the flush's writes and the
+//! journal's priors and rollbacks are all derived from it. What differs from table to table is
+//! said by its [`WriteBehind`] impl below, next to the list.
+//!
+//! Adding such a table: its entity (`entities`), its migration, a line in the list, a
+//! [`WriteBehind`] impl here, a [`super::row_size::RowSize`] and a [`super::cache::CacheKey`]
+//! for its row and key, and the handler code that reads and writes it
+//! (`EntityStore::load_row`, `EntityStore::put_row`).
+
+use entities::{
+    domain::{self, DomainKey, RawHash},
+    label,
+    registration::{self, RegistrationKey},
+    renewal::{self, RenewalKey},
+    resolver_record::{self, ResolverRecordKey},
+};
+use futures::future::BoxFuture;
+use sea_orm::{DatabaseTransaction, EntityTrait};
+
+use super::{
+    StoreError,
+    cache::CacheKey,
+    in_flight::SharedRows,
+    journal,
+    row_size::RowSize,
+    table::{Table, map_bytes},
+    writer::{self, Changes, Conflict},
+};
+
+/// Calls `$then!` with every write-behind table as `field: entity_module;`, in the order the
+/// writer writes them (labels before the domains that render them).
+macro_rules! write_behind_tables {
+    ($then:ident) => {
+        $then! {
+            labels: label;
+            domains: domain;
+            registrations: registration;
+            renewals: renewal;
+            records: resolver_record;
+        }
+    };
+}
+
+/// What a write-behind table does its own way.
+pub trait WriteBehind: EntityTrait<Model: RowSize + Clone + Send + Sync + 'static> {
+    /// Its primary key, as the cache and the journal hold it.
+    type Key: CacheKey + std::fmt::Display;
+    /// Its name in the cache's metrics and the flush timings (`entity` label).
+    const NAME: &'static str;
+    /// Its share of the read cache, in percent (the handlers read domains most).
+    const CACHE_PERCENT: u64;
+    /// Its name in the reorg journal; `None` for a table a reorg leaves alone.
+    const JOURNAL: Option<&'static str>;
+
+    /// The key of `row`.
+    fn key(row: &Self::Model) -> &Self::Key;
+
+    /// Writes a flush's rows of this table into `txn`.
+    fn write<'a>(
+        txn: &'a DatabaseTransaction,
+        rows: &'a [Self::Model],
+        changes: &'a Changes,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Puts back the row whose journal key is `key` as `prior`, or deletes it when the undone
+    /// window created it.
+    fn restore<'a>(
+        txn: &'a DatabaseTransaction,
+        key: &'a str,
+        prior: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+}
+
+/// Columns a domain row never changes after its creation (its identity, creation number and
+/// place in the tree), and `name` and `depth` when the row was not renamed.
+const DOMAIN_FIXED: [domain::Column; 6] = [
+    domain::Column::Seq,
+    domain::Column::ChainId,
+    domain::Column::LabelHash,
+    domain::Column::ParentSeq,
+    domain::Column::CreatedBlock,
+    domain::Column::CreatedAt,
+];
+const DOMAIN_NAME: [domain::Column; 2] = [domain::Column::Name, domain::Column::Depth];
+
+/// A label's value columns: an unknown label written over a stored one keeps them.
+const LABEL_VALUE: [label::Column; 2] = [label::Column::Label, label::Column::Normalized];
+
+impl WriteBehind for label::Entity {
+    type Key = RawHash;
+    const NAME: &'static str = "label";
+    const CACHE_PERCENT: u64 = 20;
+    // A label is knowledge about a hash, shared by every chain: a reorg never unlearns it.
+    const JOURNAL: Option<&'static str> = None;
+
+    fn key(row: &label::Model) -> &RawHash {
+        &row.label_hash
+    }
+
+    fn write<'a>(
+        txn: &'a DatabaseTransaction,
+        rows: &'a [label::Model],
+        _: &'a Changes,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        // A label is never unlearned: a known label (the same for every writer, since it is
+        // the hash's preimage) overwrites, an unknown one only fills a gap. Another chain or
+        // an import may have made it known since this chain read it.
+        Box::pin(async move {
+            let (known, unknown): (Vec<&label::Model>, Vec<&label::Model>) =
+                rows.iter().partition(|l| l.label.is_some());
+            writer::write_rows::<Self, _, _>(txn, &known, Conflict::UPDATE_ALL).await?;
+            writer::write_rows::<Self, _, _>(txn, &unknown, Conflict::UpdateAllBut(&LABEL_VALUE))
+                .await
+        })
+    }
+
+    fn restore<'a>(
+        _: &'a DatabaseTransaction,
+        key: &'a str,
+        _: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { Err(StoreError::Journal(format!("label {key} is not journaled"))) })
+    }
+}
+
+impl WriteBehind for domain::Entity {
+    type Key = DomainKey;
+    const NAME: &'static str = "domain";
+    const CACHE_PERCENT: u64 = 40;
+    const JOURNAL: Option<&'static str> = Some("domains");
+
+    fn key(row: &domain::Model) -> &DomainKey {
+        &row.id
+    }
+
+    fn write<'a>(
+        txn: &'a DatabaseTransaction,
+        rows: &'a [domain::Model],
+        changes: &'a Changes,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        // SQLite rewrites an index entry whenever one of its columns is assigned: a domain
+        // that was not renamed keeps its name columns out of the update.
+        Box::pin(async move {
+            let (renamed, kept): (Vec<&domain::Model>, Vec<&domain::Model>) =
+                rows.iter().partition(|d| changes.renamed_domains.contains(&d.id));
+            writer::write_rows::<Self, _, _>(txn, &renamed, Conflict::UpdateAllBut(&DOMAIN_FIXED))
+                .await?;
+            let fixed_and_name: Vec<domain::Column> =
+                DOMAIN_FIXED.into_iter().chain(DOMAIN_NAME).collect();
+            writer::write_rows::<Self, _, _>(txn, &kept, Conflict::UpdateAllBut(&fixed_and_name))
+                .await
+        })
+    }
+
+    fn restore<'a>(
+        txn: &'a DatabaseTransaction,
+        key: &'a str,
+        prior: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(journal::restore_domain(txn, key, prior))
+    }
+}
+
+/// A [`WriteBehind`] impl for a table written as upserts of its newest rows and restored from
+/// its journaled images as they are.
+macro_rules! plain_table {
+    ($entity:ident, $key:ty, $name:literal, $percent:literal, $journal:literal, $id:ident) => {
+        impl WriteBehind for $entity::Entity {
+            type Key = $key;
+            const NAME: &'static str = $name;
+            const CACHE_PERCENT: u64 = $percent;
+            const JOURNAL: Option<&'static str> = Some($journal);
+
+            fn key(row: &$entity::Model) -> &$key {
+                &row.$id
+            }
+
+            fn write<'a>(
+                txn: &'a DatabaseTransaction,
+                rows: &'a [$entity::Model],
+                _: &'a Changes,
+            ) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(writer::write_rows::<Self, _, _>(txn, rows, Conflict::UPDATE_ALL))
+            }
+
+            fn restore<'a>(
+                txn: &'a DatabaseTransaction,
+                key: &'a str,
+                prior: Option<&'a str>,
+            ) -> BoxFuture<'a, Result<(), StoreError>> {
+                Box::pin(journal::restore::<Self, _, $key>(txn, key, prior))
+            }
+        }
+    };
+}
+
+plain_table!(registration, RegistrationKey, "registration", 15, "registrations", id);
+plain_table!(renewal, RenewalKey, "renewal", 5, "renewals", id);
+plain_table!(resolver_record, ResolverRecordKey, "resolver_record", 20, "resolver_records", id);
+
+/// The store's part of every write-behind table, the rows a flush hands over, and what is
+/// done to all of them at once.
+macro_rules! derive_tables {
+    ($($field:ident: $entity:ident;)*) => {
+        /// Every write-behind table of a store.
+        #[derive(Debug)]
+        pub(super) struct CachedTables {
+            $(pub(super) $field: Table<$entity::Model, <$entity::Entity as WriteBehind>::Key>,)*
+        }
+
+        impl CachedTables {
+            /// Empty tables whose caches share `read_cache` bytes by their
+            /// [`WriteBehind::CACHE_PERCENT`].
+            pub(super) fn new(read_cache: u64) -> Self {
+                Self {
+                    $($field: Table::new(
+                        <$entity::Entity as WriteBehind>::NAME,
+                        read_cache / 100 * <$entity::Entity as WriteBehind>::CACHE_PERCENT,
+                        <$entity::Entity as WriteBehind>::key,
+                    ),)*
+                }
+            }
+
+            /// Forgets the rows pinned for the batch just applied.
+            pub(super) fn end_batch(&mut self) {
+                $(self.$field.batch.clear();)*
+            }
+
+            /// Rows changed since the last flush.
+            pub(super) fn dirty_rows(&self) -> usize {
+                0 $(+ self.$field.dirty.len())*
+            }
+
+            /// Bytes the dirty maps' slots take (their rows' heap bytes are counted apart).
+            pub(super) fn dirty_slot_bytes(&self) -> usize {
+                0 $(+ map_bytes(&self.$field.dirty))*
+            }
+
+            /// Moves every table's dirty rows in flight.
+            pub(super) fn begin_flush(&mut self) -> CachedRows {
+                CachedRows { $($field: self.$field.begin_flush(),)* }
+            }
+
+            /// The flush in flight is committed.
+            pub(super) fn complete_flush(&mut self) {
+                $(self.$field.inflight.clear();)*
+            }
+        }
+
+        /// The rows of every write-behind table a flush writes, each sorted by key.
+        #[derive(Debug, Default)]
+        pub struct CachedRows {
+            $(
+                #[doc = concat!("Rows of `", stringify!($entity), "`.")]
+                pub $field: SharedRows<$entity::Model>,
+            )*
+        }
+
+        impl CachedRows {
+            /// Rows in all.
+            pub fn len(&self) -> usize {
+                0 $(+ self.$field.len())*
+            }
+
+            /// Whether there are none.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// Writes every table's rows into `txn`, in the list's order, each timed into
+            /// `ensemble_flush_table_seconds{entity}`.
+            pub(super) async fn write(
+                &self,
+                txn: &DatabaseTransaction,
+                changes: &Changes,
+            ) -> Result<(), StoreError> {
+                $(
+                    let started = std::time::Instant::now();
+                    <$entity::Entity as WriteBehind>::write(txn, &self.$field, changes).await?;
+                    writer::record_table_time(<$entity::Entity as WriteBehind>::NAME, started);
+                )*
+                Ok(())
+            }
+
+            /// Journals the prior images of every journaled table's rows into `entries`.
+            pub(super) async fn journal(
+                &self,
+                txn: &DatabaseTransaction,
+                entry: impl Fn(&'static str, String, Option<String>) -> entities::journal_entry::Model,
+                entries: &mut Vec<entities::journal_entry::Model>,
+            ) -> Result<(), StoreError> {
+                $(
+                    if let Some(table) = <$entity::Entity as WriteBehind>::JOURNAL {
+                        journal::priors_of::<$entity::Entity>(txn, &self.$field, table, &entry, entries)
+                            .await?;
+                    }
+                )*
+                Ok(())
+            }
+        }
+
+        /// Puts back a journaled row of the table the journal names `table`; `None` when no
+        /// write-behind table has that name.
+        pub(super) async fn restore(
+            txn: &DatabaseTransaction,
+            table: &str,
+            key: &str,
+            prior: Option<&str>,
+        ) -> Option<Result<(), StoreError>> {
+            $(
+                if <$entity::Entity as WriteBehind>::JOURNAL == Some(table) {
+                    return Some(<$entity::Entity as WriteBehind>::restore(txn, key, prior).await);
+                }
+            )*
+            None
+        }
+    };
+}
+
+write_behind_tables!(derive_tables);
