@@ -385,10 +385,8 @@ async fn bench_run(
 ) -> anyhow::Result<()> {
     use ensemble::bench::{report, run};
     let header = run::check_corpus(&options.corpus)?;
-    let bar = indicatif::ProgressBar::new(match options.source {
-        run::Source::Local => header.logs,
-        run::Source::Rpc => header.last_block - header.first_block + 1,
-    });
+    // Blocks committed, whatever the source.
+    let bar = indicatif::ProgressBar::new(header.last_block - header.first_block + 1);
     let shown = bar.clone();
     let made = run::run(&options, move |n| shown.set_position(n)).await?;
     bar.finish_and_clear();

@@ -14,6 +14,7 @@
 
 pub mod bridge;
 pub mod corpus;
+pub mod corpus_source;
 pub mod error;
 pub mod generate;
 pub mod heal;

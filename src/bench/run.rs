@@ -1,12 +1,12 @@
 //! [`run`]: feeds a corpus through the indexer and measures it.
 //!
-//! Two sources, the same decode → handle → write path behind them:
+//! Both sources run the service's own chain supervisor, fetcher, decoder and handler; they
+//! differ only in where the fetcher reads the chain:
 //!
-//! - [`Source::Local`] reads the corpus file and sends its block windows straight to the
-//!   chain's real decoder actor (the fetcher's place), so nothing but indexing is measured;
-//! - [`Source::Rpc`] starts a JSON-RPC endpoint serving the corpus
-//!   ([`super::rpc_server`]) and runs the real chain supervisor against it, fetcher included,
-//!   counting the requests it makes.
+//! - [`Source::Local`] reads the corpus file in process ([`CorpusSource`]), so nothing but
+//!   indexing is measured;
+//! - [`Source::Rpc`] reads it from a JSON-RPC endpoint serving the corpus
+//!   ([`super::rpc_server`]), counting the requests it makes.
 //!
 //! What is reported: events per second, time per handler, flush time and count, cache hit
 //! rate, peak RSS, database bytes per event, and RPC requests per 10k blocks.
@@ -24,21 +24,14 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 
 use super::{
     BenchError,
-    corpus::{CorpusBlock, CorpusHeader, CorpusReader},
+    corpus::{CorpusHeader, CorpusReader},
+    corpus_source::CorpusSource,
 };
 use crate::{
-    chain::{
-        ChainSupervisor, PipelineError,
-        decoder::{DecodeJob, Decoder, FetchedRange},
-        handler::Handler,
-        mailbox::MailboxGauge,
-        progress::ChainProgress,
-        supervisor::GetStatus,
-    },
+    chain::{ChainSupervisor, source::SharedSource, supervisor::GetStatus},
     config::{ChainConfig, IndexerConfig},
-    ens::{IndexContext, role::ContractRole},
-    rpc::{RpcClient, TxParties},
-    store::EntityStore,
+    ens::role::ContractRole,
+    rpc::RpcClient,
 };
 
 /// The mainnet namespace the corpus is generated for and indexed with.
@@ -306,7 +299,7 @@ pub async fn run(
         crate::store::query_indexes::defer(&db).await?;
     }
     match options.source {
-        Source::Local => run_local(options, reader, db.clone(), progress).await?,
+        Source::Local => run_local(options, &header, db.clone(), progress).await?,
         Source::Rpc => run_rpc(options, &header, db.clone(), progress).await?,
     }
     let build_started = Instant::now();
@@ -326,126 +319,23 @@ pub async fn run(
     Ok(report)
 }
 
-/// The decoder's and handler's actors, as a chain supervisor builds them.
-fn pipeline(
-    chain: &ChainConfig,
-    indexer: &IndexerConfig,
-    db: DatabaseConnection,
-) -> Result<(Addr<Decoder>, MailboxGauge), BenchError> {
-    let cap = indexer.mailbox_capacity;
-    let registry = chain
-        .contract(ContractRole::Registry)
-        .ok_or_else(|| BenchError::Run("mainnet config has no registry".into()))?;
-    let handler_gauge = MailboxGauge::new(chain.id, "handler", "decoder", cap);
-    let decoder_gauge = MailboxGauge::new(chain.id, "decoder", "fetcher", cap);
-    let handler = Handler::new(
-        IndexContext::new(chain.id, registry),
-        EntityStore::new(db.clone(), chain.id, indexer.cache_mb << 20),
-        indexer.flush_rows,
-        cap,
-        handler_gauge.clone(),
-        Arc::new(ChainProgress::default()),
-    )
-    .start();
-    // The corpus has no value-less TextChanged, so the decoder never calls this endpoint.
-    let rpc = RpcClient::new("http://127.0.0.1:9", chain.id)
-        .map_err(|e| BenchError::Run(e.to_string()))?;
-    let job = DecodeJob {
-        chain_id: chain.id,
-        roles: chain.contracts.iter().map(|c| (c.address, c.role)).collect(),
-        rpc,
-        db,
-        handler,
-        handler_gauge,
-    };
-    Ok((Decoder::new(job, decoder_gauge.clone(), cap).start(), decoder_gauge))
-}
-
-/// One window of the corpus as the fetcher would send it.
-fn window(
-    header: &CorpusHeader,
-    from: u64,
-    to: u64,
-    blocks: &[CorpusBlock],
-    gauge: &MailboxGauge,
-) -> FetchedRange {
-    let mut logs = Vec::with_capacity(blocks.iter().map(|b| b.logs.len()).sum());
-    let mut infos = HashMap::with_capacity(blocks.len() + 2);
-    let mut transactions = HashMap::new();
-    for block in blocks {
-        logs.extend(block.rpc_logs(header));
-        infos.insert(block.number, header.block_info(block.number));
-        transactions.extend(
-            block
-                .txs
-                .iter()
-                .map(|tx| (tx.hash, TxParties { hash: tx.hash, from: tx.from, to: Some(tx.to) })),
-        );
-    }
-    infos.insert(from, header.block_info(from));
-    infos.insert(to, header.block_info(to));
-    FetchedRange {
-        from,
-        to,
-        to_hash: header.block_hash(to),
-        logs,
-        blocks: infos,
-        transactions,
-        at_head: to == header.last_block,
-        sent_at: gauge.enqueued(),
-        journal: None,
-    }
-}
-
-fn settle(sent: Option<Result<Result<(), PipelineError>, MailboxError>>) -> Result<(), BenchError> {
-    match sent {
-        Some(Ok(Err(err))) => Err(BenchError::Run(format!("pipeline failed: {err}"))),
-        Some(Err(_)) => Err(BenchError::Run("decoder mailbox closed".into())),
-        _ => Ok(()),
-    }
-}
-
+/// Indexes the corpus in process: the chain's supervisor with its fetcher, decoder and
+/// handler, reading the corpus file through a [`CorpusSource`] instead of a node.
 async fn run_local(
     options: &RunOptions,
-    mut reader: CorpusReader,
+    header: &CorpusHeader,
     db: DatabaseConnection,
     progress: impl Fn(u64),
 ) -> Result<(), BenchError> {
-    use futures::StreamExt;
-    let header = *reader.header();
-    let chain = bench_chain(&header, options.window, None)?;
-    let (decoder, gauge) = pipeline(&chain, &options.indexer, db)?;
-    let cap = options.indexer.mailbox_capacity;
-    let mut inflight = futures::stream::FuturesOrdered::new();
-    let mut next = header.first_block;
-    let mut pending: Option<CorpusBlock> = reader.next_block()?;
-    let mut sent_logs = 0u64;
-    while next <= header.last_block {
-        let to = (next + options.window - 1).min(header.last_block);
-        let mut blocks = Vec::new();
-        while let Some(block) = pending.take() {
-            if block.number > to {
-                pending = Some(block);
-                break;
-            }
-            blocks.push(block);
-            pending = reader.next_block()?;
-        }
-        sent_logs += blocks.iter().map(|b| b.logs.len() as u64).sum::<u64>();
-        inflight.push_back(decoder.send(window(&header, next, to, &blocks, &gauge)));
-        while inflight.len() >= cap {
-            settle(inflight.next().await)?;
-            progress(sent_logs);
-        }
-        next = to + 1;
-    }
-    while let Some(sent) = inflight.next().await {
-        settle(Some(sent))?;
-    }
-    progress(sent_logs);
-    Ok(())
+    let source: SharedSource = Arc::new(CorpusSource::open(&options.corpus)?);
+    let chain = bench_chain(header, options.window, None)?;
+    let supervisor =
+        ChainSupervisor::new(chain, options.indexer.clone(), db).with_source(source).start();
+    until_indexed(&supervisor, header, progress).await
 }
 
+/// Indexes the corpus through JSON-RPC: served by `options.rpc_url`, or by a server started
+/// here for the run.
 async fn run_rpc(
     options: &RunOptions,
     header: &CorpusHeader,
@@ -474,6 +364,19 @@ async fn run_rpc(
     };
     let chain = bench_chain(header, options.window, Some(url))?;
     let supervisor = ChainSupervisor::new(chain, options.indexer.clone(), db).start();
+    let indexed = until_indexed(&supervisor, header, progress).await;
+    if let Some(server) = server {
+        server.stop().await;
+    }
+    indexed
+}
+
+/// Waits until `supervisor` has committed the corpus's last block, reporting the blocks done.
+async fn until_indexed(
+    supervisor: &Addr<ChainSupervisor>,
+    header: &CorpusHeader,
+    progress: impl Fn(u64),
+) -> Result<(), BenchError> {
     loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
         let status = supervisor
@@ -485,13 +388,9 @@ async fn run_rpc(
         }
         progress(status.indexed_block.saturating_sub(header.first_block));
         if status.indexed_block >= header.last_block {
-            break;
+            return Ok(());
         }
     }
-    if let Some(server) = server {
-        server.stop().await;
-    }
-    Ok(())
 }
 
 /// The report's markdown table header.

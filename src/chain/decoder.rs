@@ -21,6 +21,7 @@ use super::{
     PipelineError,
     handler::{DecodedBatch, Handler},
     mailbox::MailboxGauge,
+    source::SharedSource,
 };
 use crate::{
     ens::{
@@ -29,7 +30,7 @@ use crate::{
         decode::{decode_log, is_legacy_text},
         role::ContractRole,
     },
-    rpc::{BlockInfo, RpcClient, TxParties},
+    rpc::{BlockInfo, TxParties},
 };
 
 /// A fetched block range.
@@ -72,8 +73,8 @@ pub struct DecodeJob {
     pub chain_id: u64,
     /// Roles of the configured contracts; any other address is read as a resolver.
     pub roles: HashMap<Address, ContractRole>,
-    /// The chain's endpoint, for legacy text values.
-    pub rpc: RpcClient,
+    /// Where the chain is read from, for legacy text values.
+    pub source: SharedSource,
     /// The database, for the RPC cache.
     pub db: DatabaseConnection,
     /// Next actor.
@@ -204,7 +205,7 @@ impl DecodeJob {
         if let Some(hit) = crate::store::rpc_cache::read(&self.db, &cache_key).await? {
             return Ok(serde_json::from_str(&hit).ok());
         }
-        match self.rpc.call_at(resolver, call.into(), block.hash).await {
+        match self.source.call_at(resolver, call.into(), block.hash).await {
             Ok(bytes) => {
                 let value = Resolver::textCall::abi_decode_returns(&bytes).ok();
                 let json = serde_json::to_string(&value).unwrap_or_else(|_| "null".into());

@@ -24,12 +24,13 @@ use super::{
     decoder::{Decoder, FetchedRange},
     mailbox::MailboxGauge,
     progress::ChainProgress,
+    source::SharedSource,
     supervisor::{PipelineFailed, PipelineFinished},
 };
 use crate::{
     config::ChainConfig,
     ens::decode::resolver_topics,
-    rpc::{BlockInfo, RpcClient, RpcError, TxParties},
+    rpc::{BlockInfo, RpcError, TxParties},
     store::{journal::JournalWindow, writer::read_checkpoint},
 };
 
@@ -53,8 +54,8 @@ pub struct Fetcher {
 pub struct FetchJob {
     /// The chain.
     pub chain: ChainConfig,
-    /// Its endpoint.
-    pub rpc: RpcClient,
+    /// Where the chain is read from (its endpoint, in the service).
+    pub source: SharedSource,
     /// Where the checkpoint is.
     pub db: DatabaseConnection,
     /// Next actor.
@@ -139,7 +140,7 @@ impl FetchJob {
         });
         let logs = |filter: Option<Filter>| async move {
             match filter {
-                Some(filter) => self.rpc.logs(&filter).await,
+                Some(filter) => self.source.logs(&filter).await,
                 None => Ok(Vec::new()),
             }
         };
@@ -159,7 +160,7 @@ impl FetchJob {
     /// Runs until `end_block` (returning it) or forever when following the head.
     async fn run(self) -> Result<u64, PipelineError> {
         let chain_id = self.chain.id;
-        let actual = self.rpc.chain_id().await?;
+        let actual = self.source.chain_id().await?;
         if actual != chain_id {
             return Err(PipelineError::WrongChain { expected: chain_id, actual });
         }
@@ -174,12 +175,12 @@ impl FetchJob {
         let mut inflight = futures::stream::FuturesOrdered::new();
         let mut finalized_checked: Option<std::time::Instant> = None;
         loop {
-            let head = self.rpc.block_number().await?;
+            let head = self.source.block_number().await?;
             metrics::gauge!("ensemble_chain_head_block", "chain" => label.clone()).set(head as f64);
             // Finality is informational (metrics) for now: ask at most once per poll interval.
             if finalized_checked.is_none_or(|at| at.elapsed() >= self.chain.poll_interval()) {
                 finalized_checked = Some(std::time::Instant::now());
-                if let Some(finalized) = self.rpc.finalized_block().await? {
+                if let Some(finalized) = self.source.finalized_block().await? {
                     metrics::gauge!("ensemble_chain_finalized_block", "chain" => label.clone())
                         .set(finalized as f64);
                 }
@@ -245,10 +246,10 @@ impl FetchJob {
             numbers.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
             numbers.dedup_by_key(|(n, _)| *n);
             // Headers go out in JSON-RPC batches, several batches at a time.
-            let rpc = &self.rpc;
+            let source = &self.source;
             let fetched: Vec<Vec<(BlockInfo, Vec<TxParties>)>> =
                 futures::stream::iter(numbers.chunks(crate::rpc::client::BLOCKS_PER_BATCH))
-                    .map(|chunk| rpc.blocks_batch(chunk))
+                    .map(|chunk| source.blocks(chunk))
                     .buffer_unordered(self.chain.max_concurrent_requests)
                     .try_collect()
                     .await?;
@@ -320,7 +321,7 @@ impl FetchJob {
             if end > last {
                 continue;
             }
-            match self.rpc.block(end).await {
+            match self.source.block(end).await {
                 Ok(block) if format!("{:#x}", block.hash) == window.end_hash => return Ok(end + 1),
                 Ok(_) | Err(RpcError::MissingBlock(_)) => {}
                 Err(err) => return Err(err.into()),
@@ -335,7 +336,7 @@ impl FetchJob {
             // Genesis is never reorganized: everything from the first window on is undone.
             return Ok(0);
         }
-        let before = self.rpc.block(start.saturating_sub(1)).await?;
+        let before = self.source.block(start.saturating_sub(1)).await?;
         if format!("{:#x}", before.hash) == oldest.start_parent_hash {
             Ok(start)
         } else {

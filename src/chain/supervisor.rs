@@ -31,6 +31,7 @@ use super::{
     handler::{Drain, Handler},
     mailbox::MailboxGauge,
     progress::ChainProgress,
+    source::SharedSource,
 };
 use crate::{
     config::{Bridge, ChainConfig, IndexerConfig},
@@ -187,8 +188,9 @@ pub struct ChainSupervisor {
     synced: bool,
     /// Why the last pipeline failed, shown while the chain waits to restart.
     last_failure: Option<String>,
-    /// The chain's endpoint, kept to follow the head while the chain is paused.
-    rpc: Option<RpcClient>,
+    /// Where the chain is read from (its endpoint, unless a source was given), kept to follow
+    /// the head while the chain is paused.
+    source: Option<SharedSource>,
     /// A head poll of a paused chain is under way.
     head_poll: bool,
 }
@@ -217,9 +219,16 @@ impl ChainSupervisor {
             blocks_per_second: 0.0,
             synced: false,
             last_failure: None,
-            rpc: None,
+            source: None,
             head_poll: false,
         }
+    }
+
+    /// The same supervisor reading the chain from `source` instead of its RPC endpoint: how
+    /// the benchmark drives the real pipeline from a recorded corpus.
+    pub fn with_source(mut self, source: SharedSource) -> Self {
+        self.source = Some(source);
+        self
     }
 
     /// The same supervisor in a namespace with `bridges` (canonicality across chains).
@@ -241,8 +250,8 @@ impl ChainSupervisor {
         self.started_at = Instant::now();
         self.phase = Phase::Starting;
         self.synced = false;
-        let rpc = match self.rpc_client() {
-            Ok(rpc) => rpc,
+        let source = match self.source() {
+            Ok(source) => source,
             Err(reason) => {
                 tracing::error!(target: "indexer::supervisor", chain = self.chain.id, "Chain not indexed: {reason}");
                 self.phase = Phase::Failed(reason);
@@ -267,7 +276,7 @@ impl ChainSupervisor {
         let job = DecodeJob {
             chain_id: chain.id,
             roles,
-            rpc: rpc.clone(),
+            source: source.clone(),
             db: self.db.clone(),
             handler: handler.clone(),
             handler_gauge,
@@ -275,7 +284,7 @@ impl ChainSupervisor {
         let decoder = Decoder::new(job, decoder_gauge.clone(), cap).start();
         let job = FetchJob {
             chain: chain.clone(),
-            rpc,
+            source,
             db: self.db.clone(),
             decoder: decoder.clone(),
             decoder_gauge,
@@ -360,12 +369,12 @@ impl ChainSupervisor {
         if self.phase != Phase::Paused || self.head_poll {
             return;
         }
-        let Some(rpc) = self.rpc.clone() else { return };
+        let Some(source) = self.source.clone() else { return };
         self.head_poll = true;
         let confirmations = self.chain.confirmations;
         ctx.spawn(
             async move {
-                let head = rpc.block_number().await;
+                let head = source.block_number().await;
                 tokio::time::sleep(PAUSED_HEAD_POLL).await;
                 head
             }
@@ -379,11 +388,12 @@ impl ChainSupervisor {
         );
     }
 
-    /// The chain's endpoint client, built once and kept (a paused chain reads the head with
-    /// it too); why there is none when the chain has no usable endpoint.
-    fn rpc_client(&mut self) -> Result<RpcClient, String> {
-        if let Some(rpc) = &self.rpc {
-            return Ok(rpc.clone());
+    /// Where the chain is read from: the source given, else the chain's endpoint client,
+    /// built once and kept (a paused chain reads the head with it too); why there is none when
+    /// the chain has no usable endpoint.
+    fn source(&mut self) -> Result<SharedSource, String> {
+        if let Some(source) = &self.source {
+            return Ok(source.clone());
         }
         let chain = &self.chain;
         let Some(url) = chain.rpc_url.as_deref().filter(|url| !url.is_empty()) else {
@@ -395,8 +405,9 @@ impl ChainSupervisor {
         let rpc = RpcClient::with_timeout(url, chain.id, chain.request_timeout())
             .map_err(|err| err.to_string())?
             .reporting_to(self.progress.rpc_error_slot());
-        self.rpc = Some(rpc.clone());
-        Ok(rpc)
+        let source: SharedSource = Arc::new(rpc);
+        self.source = Some(source.clone());
+        Ok(source)
     }
 
     fn sample(&mut self) {
@@ -519,7 +530,7 @@ impl Actor for ChainSupervisor {
                 tracing::info!(target: "indexer::supervisor", chain = act.chain.id, "Chain was paused; it stays paused until resumed");
                 act.phase = Phase::Paused;
                 // Without an endpoint the paused chain's head simply is not read.
-                let _ = act.rpc_client();
+                let _ = act.source();
             } else {
                 act.start_pipeline(ctx);
             }
