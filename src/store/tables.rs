@@ -6,10 +6,11 @@
 //! journal's priors and rollbacks are all derived from it. What differs from table to table is
 //! said by its [`WriteBehind`] impl below, next to the list.
 //!
-//! Adding such a table: its entity (`entities`), its migration, a line in the list, a
-//! [`WriteBehind`] impl here, a [`super::row_size::RowSize`] and a [`super::cache::CacheKey`]
-//! for its row and key, and the handler code that reads and writes it
-//! (`EntityStore::load_row`, `EntityStore::put_row`).
+//! Adding such a table: its entity (`entities`), its migration, a line in the list and a
+//! [`WriteBehind`] impl here, a [`super::row_size::RowSize`] for its row (and a
+//! [`super::cache::CacheKey`] for a new kind of key), the store's read and write of it for the
+//! handlers (a [`super::table::load`] and a `Table::put`, as for registrations), the handler
+//! code, and its lines in the dump.
 
 use entities::{
     domain::{self, DomainKey, RawHash},
