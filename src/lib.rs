@@ -14,19 +14,17 @@
 //! admin      bearer-token admin API: list, restart, pause, resume chains
 //! actor_system  the actix system: runs the main future, tears down without panicking
 //! service    starts the chains and/or the HTTP server (run, serve, index), stops gracefully
-//! devnet/    anvil + the real ENS contracts from npm, scenarios, ground truth via eth_call
-//! bench/     benchmarks: generated namegraphs, query timings, BENCHMARKS.md rows
+//! runtime    what each binary does around the service: tracing, signals, glibc arenas
 //! ```
 //!
 //! The GraphQL schema lives in the `graphql` crate, the tables in `entities`, their schema in
-//! `migrations`.
+//! `migrations`. The devnet (anvil with the real ENS contracts) and the benchmarks are tooling,
+//! in the `ensemble-devkit` crate (`tests/devkit`), not in the service.
 
 pub mod actor_system;
 pub mod admin;
-pub mod bench;
 pub mod chain;
 pub mod config;
-pub mod devnet;
 pub mod dump;
 pub mod ens;
 pub mod error;
@@ -36,6 +34,7 @@ pub mod metrics;
 pub mod progress;
 pub mod redaction;
 pub mod rpc;
+pub mod runtime;
 pub mod service;
 pub mod store;
 

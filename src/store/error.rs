@@ -88,7 +88,8 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    pub(crate) fn db(op: &'static str) -> impl FnOnce(DbErr) -> Self {
+    /// Wraps a database error of operation `op` (for `map_err`).
+    pub fn db(op: &'static str) -> impl FnOnce(DbErr) -> Self {
         move |source| Self::Db { op, source }
     }
 

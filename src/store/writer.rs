@@ -116,7 +116,8 @@ impl<Col> Conflict<'static, Col> {
     pub(crate) const UPDATE_ALL: Self = Conflict::UpdateAllBut(&[]);
 }
 
-pub(crate) async fn upsert<E, C>(db: &C, rows: &[E::Model]) -> Result<(), StoreError>
+/// Upserts `rows`: their newest versions win over stored rows of the same key.
+pub async fn upsert<E, C>(db: &C, rows: &[E::Model]) -> Result<(), StoreError>
 where
     E: EntityTrait,
     E::Model: IntoActiveModel<E::ActiveModel> + Clone,

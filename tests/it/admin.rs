@@ -9,7 +9,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ensemble::{Service, devnet::scenario::ScenarioOptions, store::writer::read_checkpoint};
+use ensemble::{Service, store::writer::read_checkpoint};
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use serde_json::{Value, json};
 
 use crate::support::{self, Backend, TestDb};

@@ -4,7 +4,8 @@
 //! `INVALID_CURSOR`, never an internal error.
 
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
-use ensemble::{Service, devnet::scenario::ScenarioOptions};
+use ensemble::Service;
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use serde_json::{Value, json};
 
 use crate::support::{self, Backend, TestDb};

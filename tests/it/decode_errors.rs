@@ -9,11 +9,11 @@ use alloy::{
 };
 use ensemble::{
     Service,
-    devnet::{
-        Anvil, Deployment, Driver,
-        contracts::{IRegistry, IResolver},
-    },
     ens::{abi::Registry, role::ContractRole},
+};
+use ensemble_devkit::devnet::{
+    Anvil, Deployment, Driver,
+    contracts::{IRegistry, IResolver},
 };
 
 use sea_orm::EntityTrait;

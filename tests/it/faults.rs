@@ -10,7 +10,8 @@ use std::{
 };
 
 use actix_web::{App, HttpResponse, HttpServer, web};
-use ensemble::{Service, devnet::scenario::ScenarioOptions};
+use ensemble::Service;
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 use crate::support::{self, Backend, TestDb};

@@ -5,7 +5,8 @@
 //! the server (here: the test's own process) down, every error carries a stable code, and
 //! afterwards the server still answers a normal query correctly.
 
-use ensemble::{Service, devnet::scenario::ScenarioOptions};
+use ensemble::Service;
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use rand::{Rng, SeedableRng, rngs::StdRng, seq::IndexedRandom};
 use serde_json::{Value, json};
 

@@ -9,7 +9,8 @@ use alloy::{
     primitives::{B256, keccak256},
     providers::Provider,
 };
-use ensemble::{Service, devnet::scenario::ScenarioOptions};
+use ensemble::Service;
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use entities::{event, event_block, event_selector, event_transaction};
 use futures::StreamExt;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};

@@ -21,10 +21,10 @@ use std::{
 };
 
 use ensemble::{
-    devnet::scenario::ScenarioOptions,
     http::{BODY_TIMEOUT, HEAD_TIMEOUT, QUERY_TIMEOUT},
     store::writer::read_checkpoint,
 };
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 

@@ -3,12 +3,10 @@
 //! what the chain answers.
 
 use alloy::primitives::Address;
-use ensemble::{
-    Service,
-    devnet::{
-        scenario::{ScenarioOptions, reverse_node},
-        truth::{Truth, name_record},
-    },
+use ensemble::Service;
+use ensemble_devkit::devnet::{
+    scenario::{ScenarioOptions, reverse_node},
+    truth::{Truth, name_record},
 };
 use serde_json::{Value, json};
 
@@ -173,7 +171,7 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
     let renewal = &reg["renewals"]["edges"][0]["node"];
     assert_eq!(
         renewal["duration"],
-        json!(ensemble::devnet::scenario::YEAR.to_string()),
+        json!(ensemble_devkit::devnet::scenario::YEAR.to_string()),
         "{renewed}"
     );
     assert!(

@@ -174,7 +174,8 @@ async fn an_import_heals_a_running_indexer(
     padding: usize,
     flush_rows: usize,
 ) {
-    let options = ensemble::devnet::scenario::ScenarioOptions { eth_names: 24, per_block: 200 };
+    let options =
+        ensemble_devkit::devnet::scenario::ScenarioOptions { eth_names: 24, per_block: 200 };
     let (anvil, mut driver, scenario) = crate::support::devnet(chain_id, options).await;
     let db = TestDb::new(backend).await;
     let chain = scenario.deployment.chain_config(anvil.chain_id, &anvil.url);

@@ -6,14 +6,14 @@
 use alloy::primitives::Address;
 use ensemble::{
     Service,
-    devnet::{
-        contracts::IRegistry,
-        scenario::{LONG_LABEL_BYTES, ScenarioName, ScenarioOptions, long_label},
-        truth::Truth,
-    },
     ens::name::labelhash,
     label_import::{self, Format},
     store::query_indexes,
+};
+use ensemble_devkit::devnet::{
+    contracts::IRegistry,
+    scenario::{LONG_LABEL_BYTES, ScenarioName, ScenarioOptions, long_label},
+    truth::Truth,
 };
 use serde_json::{Value, json};
 

@@ -1,7 +1,8 @@
 //! The HTTP surface of a running service: `/metrics` shows mailbox depth per actor and chain
 //! and the processed counts; `/health` answers; GraphiQL is served at `GET /graphql`.
 
-use ensemble::{Service, devnet::scenario::ScenarioOptions};
+use ensemble::Service;
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 
 use crate::support::{self, Backend, TestDb};
 

@@ -19,13 +19,15 @@ use alloy::{
 use ensemble::{
     Config, Service,
     config::{BridgeConfig, ContractConfig},
-    devnet::{Anvil, Deployment, Driver, bridged::BridgedDeployment, contracts::IRegistry},
     ens::{
         abi::ReverseRegistrar,
         name::{encoded_label_hash, labelhash},
         reverse_registrar::evm_coin_type,
         role::ContractRole,
     },
+};
+use ensemble_devkit::devnet::{
+    Anvil, Deployment, Driver, bridged::BridgedDeployment, contracts::IRegistry,
 };
 use entities::{label_heal, label_heal_mark};
 use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder};

@@ -8,7 +8,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ensemble::{Service, devnet::scenario::ScenarioOptions};
+use ensemble::Service;
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 
 use crate::support::{self, Backend, TestDb};
 

@@ -2,7 +2,8 @@
 //! (`last: 2`), compared with a sort done here over the same rows; cursors from another
 //! ordering are rejected; a prefix search defaults to depth order.
 
-use ensemble::{Service, devnet::scenario::ScenarioOptions};
+use ensemble::Service;
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use entities::domain::{self, RawAddress};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use ensemble::{
     Service,
-    devnet::scenario::ScenarioOptions,
     store::query_indexes::{DEFERRABLE, build, defer, pending},
 };
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use sea_orm::{ConnectionTrait, DatabaseBackend, DatabaseConnection, Statement};
 
 use crate::support::{self, Backend, TestDb};

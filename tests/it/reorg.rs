@@ -4,10 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use ensemble::{
-    Service,
-    devnet::{Deployment, Driver, contracts::IController, scenario::ScenarioOptions},
-    store::writer::read_checkpoint,
+use ensemble::{Service, store::writer::read_checkpoint};
+use ensemble_devkit::devnet::{
+    Deployment, Driver, contracts::IController, scenario::ScenarioOptions,
 };
 use sea_orm::DatabaseConnection;
 
@@ -73,7 +72,7 @@ async fn register(
     let call = IController::registerWithConfigCall {
         name: name.into(),
         owner,
-        duration: alloy::primitives::U256::from(ensemble::devnet::scenario::YEAR),
+        duration: alloy::primitives::U256::from(ensemble_devkit::devnet::scenario::YEAR),
         secret: secret(name),
         resolver: d.resolver,
         addr: owner,
@@ -112,7 +111,10 @@ async fn reorgs_at_depths_equal_a_fresh_index(backend: Backend, chain_id: u64) {
         commit(&mut driver, &d, &orphan_name, owner).await;
         commit(&mut driver, &d, &canon_name, owner).await;
         driver.mine().await.unwrap();
-        driver.increase_time(ensemble::devnet::deploy::MIN_COMMITMENT_AGE + 1).await.unwrap();
+        driver
+            .increase_time(ensemble_devkit::devnet::deploy::MIN_COMMITMENT_AGE + 1)
+            .await
+            .unwrap();
         driver.mine().await.unwrap();
         wait_for_hash(&service.db, chain_id, &driver).await;
 

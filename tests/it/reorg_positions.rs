@@ -5,11 +5,8 @@
 //! engines. After each reorg the indexed state equals a fresh index of the final chain.
 
 use alloy::providers::Provider;
-use ensemble::{
-    Service,
-    config::ChainConfig,
-    devnet::{Anvil, Driver, Scenario, scenario::ScenarioOptions},
-};
+use ensemble::{Service, config::ChainConfig};
+use ensemble_devkit::devnet::{Anvil, Driver, Scenario, scenario::ScenarioOptions};
 
 use crate::{
     reorg::wait_for_hash,

@@ -6,7 +6,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ensemble::{devnet::scenario::ScenarioOptions, store::writer::read_checkpoint};
+use ensemble::store::writer::read_checkpoint;
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use sea_orm::DatabaseConnection;
 
 use crate::support::{self, Backend, TestDb};

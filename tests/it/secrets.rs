@@ -11,7 +11,7 @@ use std::{
 };
 
 use actix_web::{App, HttpResponse, HttpServer, web};
-use ensemble::devnet::scenario::ScenarioOptions;
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 
 use crate::support::{self, Backend, TestDb};
 

@@ -4,7 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use ensemble::{Mode, Service, devnet::scenario::ScenarioOptions};
+use ensemble::{Mode, Service};
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use serde_json::{Value, json};
 
 use crate::support::{self, Backend, TestDb};

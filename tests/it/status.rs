@@ -11,7 +11,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ensemble::{config::ChainConfig, devnet::scenario::ScenarioOptions};
+use ensemble::config::ChainConfig;
+use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use serde_json::Value;
 
 use crate::support::{self, Backend, TestDb};

@@ -10,13 +10,13 @@ use alloy::primitives::{Address, U256, keccak256};
 use ensemble::{
     Config,
     config::ChainConfig,
-    devnet::{
-        Anvil, Deployment, Driver, Scenario,
-        contracts::{IBaseRegistrar, IRegistry, IResolver},
-        scenario::ScenarioOptions,
-    },
     ens::name::{child_node, labelhash},
     store::writer::read_checkpoint,
+};
+use ensemble_devkit::devnet::{
+    Anvil, Deployment, Driver, Scenario,
+    contracts::{IBaseRegistrar, IRegistry, IResolver},
+    scenario::ScenarioOptions,
 };
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
 

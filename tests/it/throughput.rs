@@ -3,12 +3,10 @@
 //! path (no cache: every read is a query; one block per batch; a flush after every batch),
 //! and as the real fetcher reading the corpus from a JSON-RPC endpoint into PostgreSQL.
 
-use ensemble::{
-    bench::{
-        generate::generate,
-        run::{RunOptions, Source, run},
-    },
-    config::IndexerConfig,
+use ensemble::config::IndexerConfig;
+use ensemble_devkit::bench::{
+    generate::generate,
+    run::{RunOptions, Source, run},
 };
 
 use crate::support::{Backend, TestDb};
@@ -128,8 +126,9 @@ async fn a_run_reads_an_endpoint_serving_its_corpus_and_refuses_another_chain() 
     assert_ne!(made.header.last_block, other.header.last_block);
     // As `ensemble bench serve` runs it, on a port of its own.
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    let server =
-        ensemble::bench::rpc_server::serve_on(&corpus, addr).await.expect("serve the corpus");
+    let server = ensemble_devkit::bench::rpc_server::serve_on(&corpus, addr)
+        .await
+        .expect("serve the corpus");
     let indexer = IndexerConfig {
         cache_mb: 64,
         flush_rows: 1_000,

@@ -14,7 +14,7 @@ use super::{
     BenchError,
     corpus::{CorpusBlock, IndexedCorpus},
 };
-use crate::{
+use ensemble::{
     chain::source::{BlockParts, ChainSource},
     rpc::{BlockInfo, RpcError, TxParties},
 };

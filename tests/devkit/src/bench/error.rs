@@ -1,6 +1,6 @@
 //! [`BenchError`]: what stops a benchmark.
 
-use crate::store::StoreError;
+use ensemble::store::StoreError;
 
 /// A benchmark failure.
 #[derive(Debug, thiserror::Error)]

@@ -22,7 +22,7 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use sea_orm::{DatabaseConnection, TransactionTrait};
 
 use super::BenchError;
-use crate::{
+use ensemble::{
     ens::name::{
         child_node, domain_id, hex_address, interpret_label, labelhash, resolver_record_id,
     },

@@ -13,7 +13,7 @@ use super::{
     contracts::{IBaseRegistrar, IRegistry},
     install,
 };
-use crate::{
+use ensemble::{
     config::{ChainConfig, ContractConfig},
     ens::role::ContractRole,
 };

@@ -15,7 +15,7 @@ use super::{
     contracts::{IBaseRegistrar, IRegistry},
     install,
 };
-use crate::{
+use ensemble::{
     config::{BridgeConfig, ChainConfig, ContractConfig, NamegraphRole},
     ens::role::ContractRole,
 };

@@ -18,7 +18,7 @@ use super::{
     contracts::{IBaseRegistrar, IController, IRegistry, IResolver, IReverseRegistrar},
     deploy::MIN_COMMITMENT_AGE,
 };
-use crate::ens::name::{child_node, encoded_label_hash, interpret_label, labelhash};
+use ensemble::ens::name::{child_node, encoded_label_hash, interpret_label, labelhash};
 
 /// One year, seconds.
 pub const YEAR: u64 = 365 * 24 * 60 * 60;

@@ -36,7 +36,7 @@ use super::{
     BenchError,
     corpus::{CorpusBlock, CorpusHeader, CorpusLog, CorpusTx, CorpusWriter},
 };
-use crate::ens::{
+use ensemble::ens::{
     EnsEvent,
     abi::{BaseRegistrar, LegacyController, Registry, Resolver, WrappedController},
     decode::decode_log,
@@ -674,7 +674,7 @@ mod tests {
         while let Some(block) = reader.next_block().expect("block") {
             for log in &block.logs {
                 let role = roles.get(&log.address).copied();
-                let events = crate::ens::decode::decode_log(role, &log.data)
+                let events = ensemble::ens::decode::decode_log(role, &log.data)
                     .unwrap_or_else(|e| panic!("block {} log does not decode: {e}", block.number));
                 assert!(!events.is_empty(), "block {} has a log no handler reads", block.number);
                 logs += 1;

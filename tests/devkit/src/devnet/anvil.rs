@@ -87,7 +87,7 @@ impl Anvil {
 
     /// A provider for it.
     pub fn provider(&self) -> RootProvider {
-        crate::rpc::client::install_tls_provider();
+        ensemble::rpc::client::install_tls_provider();
         RootProvider::new_http(self.url.parse().expect("anvil url is a valid url"))
     }
 }

@@ -8,7 +8,7 @@ use std::{path::Path, time::Instant};
 use sea_orm::{DatabaseConnection, EntityTrait, PaginatorTrait};
 
 use super::BenchError;
-use crate::{
+use ensemble::{
     ens::heal::{apply_log, apply_log_chunk},
     label_import::{self, Format},
     store::{Checkpoint, EntityStore, writer::read_checkpoint},
@@ -61,7 +61,7 @@ pub async fn run(
     let domains = entities::domain::Entity::find()
         .count(db)
         .await
-        .map_err(crate::store::StoreError::db("count"))?;
+        .map_err(ensemble::store::StoreError::db("count"))?;
     // Bytes, not text: a label file may hold lines that are not UTF-8 (the import skips them).
     let bytes = std::fs::read(labels)
         .map_err(|e| BenchError::Run(format!("reading {}: {e}", labels.display())))?;

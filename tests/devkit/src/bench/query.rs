@@ -14,7 +14,7 @@ use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOr
 use serde_json::{Value, json};
 
 use super::BenchError;
-use crate::store::StoreError;
+use ensemble::store::StoreError;
 
 /// Longest one query is repeated.
 pub const TIME_BUDGET: Duration = Duration::from_secs(20);

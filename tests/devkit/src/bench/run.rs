@@ -27,7 +27,7 @@ use super::{
     corpus::{CorpusHeader, CorpusReader},
     corpus_source::CorpusSource,
 };
-use crate::{
+use ensemble::{
     chain::{ChainSupervisor, source::SharedSource, supervisor::GetStatus},
     config::{ChainConfig, IndexerConfig},
     ens::role::ContractRole,
@@ -35,7 +35,7 @@ use crate::{
 };
 
 /// The mainnet namespace the corpus is generated for and indexed with.
-const MAINNET_TOML: &str = include_str!("../../config/mainnet.toml");
+const MAINNET_TOML: &str = include_str!("../../../../config/mainnet.toml");
 
 #[derive(serde::Deserialize)]
 struct Namespace {
@@ -281,12 +281,12 @@ pub async fn run(
     options: &RunOptions,
     progress: impl Fn(u64) + 'static,
 ) -> Result<RunReport, BenchError> {
-    let handle = crate::metrics::install();
-    crate::rpc::client::install_tls_provider();
+    let handle = ensemble::metrics::install();
+    ensemble::rpc::client::install_tls_provider();
     let reader = CorpusReader::open(&options.corpus)?;
     let header = *reader.header();
-    let db = crate::store::database::connect(&options.database_url).await?;
-    if crate::store::writer::read_checkpoint(&db, header.chain_id).await?.is_some() {
+    let db = ensemble::store::database::connect(&options.database_url).await?;
+    if ensemble::store::writer::read_checkpoint(&db, header.chain_id).await?.is_some() {
         return Err(BenchError::Run(format!(
             "{} already holds chain {}: bench runs need a fresh database",
             options.database_url, header.chain_id
@@ -296,14 +296,14 @@ pub async fn run(
     // The service's policy on a fresh database: query indexes wait for the end of the
     // backfill, and their build is part of the time measured.
     if options.indexer.defer_query_indexes {
-        crate::store::query_indexes::defer(&db).await?;
+        ensemble::store::query_indexes::defer(&db).await?;
     }
     match options.source {
         Source::Local => run_local(options, &header, db.clone(), progress).await?,
         Source::Rpc => run_rpc(options, &header, db.clone(), progress).await?,
     }
     let build_started = Instant::now();
-    crate::store::query_indexes::build(&db).await?;
+    ensemble::store::query_indexes::build(&db).await?;
     let index_build_seconds = build_started.elapsed().as_secs_f64();
     let seconds = started.elapsed().as_secs_f64();
     let mut report = RunReport {

@@ -67,8 +67,8 @@ impl CorpusHeader {
     }
 
     /// Header facts of block `number`.
-    pub fn block_info(&self, number: u64) -> crate::rpc::BlockInfo {
-        crate::rpc::BlockInfo {
+    pub fn block_info(&self, number: u64) -> ensemble::rpc::BlockInfo {
+        ensemble::rpc::BlockInfo {
             number,
             hash: self.block_hash(number),
             parent_hash: self.block_hash(number.saturating_sub(1)),

@@ -18,7 +18,7 @@ use super::{
     BenchError,
     namegraph::{CHAIN_ID, REGISTRY},
 };
-use crate::{
+use ensemble::{
     ens::{IndexContext, event::RegistrySource, name::domain_id, registry},
     store::{Checkpoint, EntityStore, StoreError},
 };
