@@ -33,6 +33,9 @@ pub mod role;
 pub mod three_dns;
 pub mod token;
 
+#[cfg(test)]
+mod rewind_tests;
+
 pub use apply::apply_event;
 pub use context::IndexContext;
 pub use error::HandlerError;
