@@ -10,7 +10,11 @@ use std::collections::BTreeMap;
 use actix::Addr;
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::chain::supervisor::{ChainSupervisor, Command, Control, GetStatus};
+use crate::chain::{
+    ChainSupervisor,
+    control::{Command, Control},
+    status::GetStatus,
+};
 
 /// The chains this process supervises, by id.
 pub type Chains = BTreeMap<u64, Addr<ChainSupervisor>>;

@@ -25,7 +25,7 @@ pub fn spawn(service: &Service) -> Option<actix_rt::task::JoinHandle<()>> {
         let mut bars: HashMap<u64, ProgressBar> = HashMap::new();
         loop {
             for (id, addr) in &chains {
-                let Ok(status) = addr.send(crate::chain::supervisor::GetStatus).await else {
+                let Ok(status) = addr.send(crate::chain::status::GetStatus).await else {
                     continue;
                 };
                 let bar = bars.entry(*id).or_insert_with(|| {

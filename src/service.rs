@@ -9,7 +9,10 @@ use sea_orm::DatabaseConnection;
 
 use crate::{
     admin::{Admin, Chains},
-    chain::supervisor::{ChainSupervisor, Command, Control},
+    chain::{
+        ChainSupervisor,
+        control::{Command, Control},
+    },
     config::Config,
     error::Error,
     http::{self, HttpState},
@@ -50,7 +53,7 @@ const INDEX_BUILD_RETRY: Duration = Duration::from_secs(30);
 
 /// Builds the deferred query indexes once every chain of this process has caught up.
 async fn build_query_indexes_when_synced(db: DatabaseConnection, chains: Chains) {
-    use crate::{chain::supervisor::GetStatus, http::SYNCED_PHASES};
+    use crate::{chain::status::GetStatus, http::SYNCED_PHASES};
     loop {
         tokio::time::sleep(INDEX_BUILD_POLL).await;
         let mut synced = true;

@@ -12,6 +12,7 @@
 //! The fetcher and decoder read the chain through a [`source::ChainSource`]: the node's
 //! JSON-RPC endpoint in the service, a recorded corpus in the benchmark.
 
+pub mod control;
 pub mod decoder;
 pub mod error;
 pub mod fetcher;
@@ -19,6 +20,7 @@ pub mod handler;
 pub mod mailbox;
 pub mod progress;
 pub mod source;
+pub mod status;
 pub mod supervisor;
 
 pub use error::PipelineError;

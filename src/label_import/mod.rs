@@ -1,5 +1,5 @@
 //! `ensemble labels import <file>`: heals labels from a label file (text, CSV or ENSRainbow,
-//! see [`format`]).
+//! see [`format`](mod@format)).
 //!
 //! Entries are read, checked and written in batches, one transaction each: the labels not
 //! known yet are stored, and each one that renders as itself (normalized) goes into the heal

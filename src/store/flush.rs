@@ -50,7 +50,7 @@ impl EntityStore {
     }
 
     /// Bytes the changes since the last flush hold in memory: the rows' and keys' heap bytes
-    /// ([`RowSize`]) and the slots of the maps and vectors holding them, by their capacity.
+    /// ([`super::row_size::RowSize`]) and the slots of the maps and vectors holding them, by their capacity.
     /// A row replaced since the last flush counts once (address and text records, which
     /// are never read back, count each time they are set). The flush in flight holds about
     /// as much again until it commits. The `memory` test checks this against the heap.

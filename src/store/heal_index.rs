@@ -1,6 +1,6 @@
 //! The store's side of the heal cascade: finding the domains a healed label renames. Rows that
 //! exist in the database are found through the `label_hash` and `parent_seq` indexes; rows
-//! created since the last commit through [`NewRows`], two small in-memory indexes. A domain's
+//! created since the last commit through `NewRows`, two small in-memory indexes. A domain's
 //! label and parent never change after creation, so these indexes never go stale.
 
 use std::hash::Hash;

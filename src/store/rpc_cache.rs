@@ -1,4 +1,4 @@
-//! [`read`] and [`write`]: answers of `eth_call`s the decoder had to make (a legacy
+//! [`read`] and [`write()`]: answers of `eth_call`s the decoder had to make (a legacy
 //! `TextChanged` carries no value), cached by a key that names the chain, the contract, the
 //! block *hash* and the call, so a re-index or a restart does not ask the node again and a
 //! reorganized block is never answered from another block's call.

@@ -1,4 +1,4 @@
-//! [`Table`]: one cached, write-behind table of the [`super::EntityStore`], in four layers a
+//! `Table`: one cached, write-behind table of the [`super::EntityStore`], in four layers a
 //! read looks through in turn: the rows changed since the last flush (dirty), the rows pinned
 //! for the batch being applied, the rows of the flush being written (in flight), and the moka
 //! cache; below them the database. Also the byte accounting of its containers.

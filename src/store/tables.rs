@@ -1,15 +1,15 @@
 //! The write-behind tables, declared once.
 //!
 //! The tables the handlers read back are cached, kept dirty until a flush, handed to the writer
-//! and journaled for reorgs. [`write_behind_tables!`] is their one list: the store's fields
-//! ([`CachedTables`]), the rows a flush hands over ([`CachedRows`]), the flush's writes and the
+//! and journaled for reorgs. `write_behind_tables!` is their one list: the store's fields
+//! (`CachedTables`), the rows a flush hands over ([`CachedRows`]), the flush's writes and the
 //! journal's priors and rollbacks are all derived from it. What differs from table to table is
 //! said by its [`WriteBehind`] impl below, next to the list.
 //!
 //! Adding such a table: its entity (`entities`), its migration, a line in the list and a
 //! [`WriteBehind`] impl here, a [`super::row_size::RowSize`] for its row (and a
 //! [`super::cache::CacheKey`] for a new kind of key), the store's read and write of it for the
-//! handlers (a [`super::table::load`] and a `Table::put`, as for registrations), the handler
+//! handlers (a `table::load` and a `Table::put`, as for registrations), the handler
 //! code, and its lines in the dump.
 
 use entities::{

@@ -250,7 +250,7 @@ crate::support::on_both_engines!(status_tells_the_truth, 31540);
 /// (flushes are rare in a backfill: the rows wait in memory).
 #[actix_rt::test]
 async fn a_backfill_reports_the_blocks_it_applies_before_it_commits_them() {
-    use ensemble::chain::supervisor::GetStatus;
+    use ensemble::chain::status::GetStatus;
     let chain_id = 31_545;
     let (anvil, _driver, scenario) =
         support::devnet(chain_id, ScenarioOptions { eth_names: 60, per_block: 1 }).await;

@@ -28,7 +28,7 @@ use super::{
     corpus_source::CorpusSource,
 };
 use ensemble::{
-    chain::{ChainSupervisor, source::SharedSource, supervisor::GetStatus},
+    chain::{ChainSupervisor, source::SharedSource, status::GetStatus},
     config::{ChainConfig, IndexerConfig},
     ens::role::ContractRole,
     rpc::RpcClient,

@@ -1,0 +1,189 @@
+//! A chain's status: its [`Phase`], the [`ChainStatus`] the service and the admin API ask for
+//! ([`GetStatus`]), the pace sampled every [`STATUS_INTERVAL`], and the status row written to
+//! the database for every process to read.
+
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use entities::chain_status;
+
+use super::supervisor::ChainSupervisor;
+
+/// A chain that has synced stays `following` while it lags the head by at most this many
+/// blocks: new blocks arrive all the time, and readiness must not flap with each of them.
+pub const FOLLOWING_MAX_LAG: u64 = 8;
+/// How often the status row and progress numbers are refreshed.
+pub const STATUS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What a chain is doing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Pipeline started, position not known yet.
+    Starting,
+    /// Catching up with the head.
+    Backfill,
+    /// At the head, following it.
+    Following,
+    /// Stopped by an operator; resumes on request.
+    Paused,
+    /// Waiting to restart after a failure.
+    Restarting,
+    /// Stopped for good by a fatal error.
+    Failed(String),
+    /// Stopped for shutdown.
+    Stopped,
+    /// Reached the configured `end_block`.
+    Finished,
+}
+
+impl Phase {
+    /// Stable name for status output.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Starting => "starting",
+            Self::Backfill => "backfill",
+            Self::Following => "following",
+            Self::Paused => "paused",
+            Self::Restarting => "restarting",
+            Self::Failed(_) => "failed",
+            Self::Stopped => "stopped",
+            Self::Finished => "finished",
+        }
+    }
+}
+
+/// Asks for the chain's status.
+#[derive(Debug, Message)]
+#[rtype(result = "ChainStatus")]
+pub struct GetStatus;
+
+/// A chain's status as the supervisor sees it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ChainStatus {
+    /// Chain id.
+    pub chain_id: u64,
+    /// Configured name.
+    pub name: String,
+    /// Phase name.
+    pub phase: &'static str,
+    /// Head targeted (after confirmations).
+    pub head_block: u64,
+    /// Last committed block.
+    pub indexed_block: u64,
+    /// Last applied block: ahead of the committed one during a backfill.
+    pub applied_block: u64,
+    /// Events per second over the last interval.
+    pub events_per_second: f64,
+    /// Seconds to the head at the current pace.
+    pub eta_seconds: Option<u64>,
+    /// Pipeline restarts so far.
+    pub restarts: u64,
+    /// The fatal error, if failed.
+    pub error: Option<String>,
+}
+
+impl ChainSupervisor {
+    /// The status now.
+    pub(super) fn status(&self) -> ChainStatus {
+        let head = self.progress.head();
+        let indexed = self.progress.indexed();
+        let applied = self.progress.applied();
+        let behind = head.saturating_sub(applied);
+        let eta_seconds = (behind > 0 && self.blocks_per_second > 0.0)
+            .then(|| (behind as f64 / self.blocks_per_second).ceil() as u64);
+        let phase = match &self.phase {
+            Phase::Starting | Phase::Backfill | Phase::Following if self.pipeline.is_some() => {
+                if self.synced {
+                    Phase::Following
+                } else if head > 0 {
+                    Phase::Backfill
+                } else {
+                    Phase::Starting
+                }
+            }
+            other => other.clone(),
+        };
+        ChainStatus {
+            chain_id: self.chain.id,
+            name: self.chain.name.clone(),
+            phase: phase.as_str(),
+            head_block: head,
+            indexed_block: indexed,
+            applied_block: applied,
+            events_per_second: self.events_per_second,
+            eta_seconds,
+            restarts: self.restarts,
+            error: match &self.phase {
+                Phase::Failed(e) => Some(e.clone()),
+                Phase::Stopped | Phase::Finished | Phase::Paused => None,
+                Phase::Restarting => {
+                    self.progress.rpc_error().or_else(|| self.last_failure.clone())
+                }
+                _ => self.progress.rpc_error(),
+            },
+        }
+    }
+
+    /// Samples the pace and whether the chain is synced.
+    pub(super) fn sample(&mut self) {
+        // Synced means the fetcher reached the head *and* it is committed: windows in flight
+        // do not count, or /ready would answer before the data is there.
+        let (head, indexed) = (self.progress.head(), self.progress.indexed());
+        if self.pipeline.is_some() && self.progress.caught_up() && head > 0 && indexed >= head {
+            self.synced = true;
+        }
+        if head.saturating_sub(indexed) > FOLLOWING_MAX_LAG {
+            self.synced = false;
+        }
+        let now = Instant::now();
+        let (at, events, blocks) = self.last_sample;
+        let secs = now.duration_since(at).as_secs_f64().max(1e-3);
+        // The pace is that of applying: a backfill commits only now and then.
+        let (e, b) = (self.progress.events(), self.progress.applied());
+        self.events_per_second = (e.saturating_sub(events)) as f64 / secs;
+        self.blocks_per_second = (b.saturating_sub(blocks)) as f64 / secs;
+        self.last_sample = (now, e, b);
+        let label = self.label();
+        metrics::gauge!("ensemble_chain_lag_blocks", "chain" => label)
+            .set(self.progress.head().saturating_sub(b) as f64);
+    }
+
+    /// Writes the status row now (the returned future does the write).
+    pub(super) fn status_write(&self) -> impl Future<Output = ()> + use<> {
+        let s = self.status();
+        let row = chain_status::Model {
+            chain_id: s.chain_id as i64,
+            name: s.name,
+            phase: s.phase.to_owned(),
+            head_block: s.head_block as i64,
+            indexed_block: s.indexed_block as i64,
+            applied_block: s.applied_block as i64,
+            events_per_second: s.events_per_second,
+            eta_seconds: s.eta_seconds.map(|e| i64::try_from(e).unwrap_or(i64::MAX)),
+            restarts: s.restarts as i64,
+            error: s.error,
+            updated_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64),
+        };
+        let db = self.db.clone();
+        let chain = self.chain.id;
+        async move {
+            if let Err(err) = crate::store::status_row::write_status(&db, row).await {
+                tracing::debug!(target: "indexer::supervisor", chain, error = %err, "Status not written");
+            }
+        }
+    }
+
+    pub(super) fn write_status(&self, ctx: &mut Context<Self>) {
+        ctx.spawn(self.status_write().into_actor(self));
+    }
+}
+
+impl actix::Handler<GetStatus> for ChainSupervisor {
+    type Result = MessageResult<GetStatus>;
+
+    fn handle(&mut self, _: GetStatus, _: &mut Self::Context) -> Self::Result {
+        MessageResult(self.status())
+    }
+}
