@@ -1,5 +1,15 @@
 //! [`RpcError`]: what went wrong talking to a node, classified once so callers decide from
 //! the variant, never from a message.
+//!
+//! Classification goes by status and error code where the protocol has one (HTTP 429,
+//! `Retry-After`, JSON-RPC -32005, transport failures by kind). Refusals of a log range and
+//! rate limits reported inside a JSON-RPC error have no standard code across providers, so
+//! their messages are matched here, in one place.
+//!
+//! A variant keeps the error's text, not the alloy error itself: that text may carry the
+//! endpoint's URL with its key, and it is redacted ([`RpcError::redacted`]) before it leaves
+//! the client. A kept source error would print the key again wherever an error chain is shown
+//! (`Caused by:` at exit, a status row, an admin answer).
 
 use alloy::transports::{RpcError as AlloyRpcError, TransportErrorKind};
 
