@@ -24,6 +24,7 @@
 pub mod actor_system;
 pub mod admin;
 pub mod chain;
+pub mod chain_id;
 pub mod config;
 pub mod dump;
 pub mod ens;
@@ -38,6 +39,7 @@ pub mod runtime;
 pub mod service;
 pub mod store;
 
+pub use chain_id::ChainId;
 pub use config::Config;
 pub use error::Error;
 pub use service::{Mode, Service};

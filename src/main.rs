@@ -50,7 +50,7 @@ enum Command {
         config: Option<PathBuf>,
         /// Comma-separated chain ids to index, e.g. 1,8453 (default: every configured chain).
         #[arg(long, value_delimiter = ',')]
-        chains: Vec<u64>,
+        chains: Vec<ensemble::ChainId>,
     },
     /// Start a local ENS chain (anvil + the real ENS contracts from npm), play a scenario of
     /// a few hundred names on it, then index it and serve GraphQL (`ensemble devnet --help`).

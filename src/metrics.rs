@@ -22,6 +22,7 @@
 //! The `metrics` facade has one process-wide recorder by design; it is installed once and
 //! the handle is passed to the HTTP layer explicitly.
 
+use crate::chain_id::ChainId;
 use std::{sync::OnceLock, time::Duration};
 
 use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
@@ -78,7 +79,7 @@ pub const RPC_METHODS: [&str; 5] =
 /// documented series from the start, not only after its first event (a rate over a series
 /// that does not exist yet is no data, not zero). `contracts` are the roles of the chain's
 /// contracts (`resolver` is added: resolver events come from any address).
-pub fn register_chain(chain: u64, contracts: &[&'static str]) {
+pub fn register_chain(chain: ChainId, contracts: &[&'static str]) {
     let chain = chain.to_string();
     metrics::counter!("ensemble_actor_restarts_total", "chain" => chain.clone(), "actor" => "pipeline")
         .absolute(0);

@@ -130,7 +130,7 @@ impl Service {
                     let supervisor =
                         ChainSupervisor::new(chain.clone(), config.indexer.clone(), db.clone())
                             .with_bridges(config.bridges.clone());
-                    (chain.id, supervisor.start())
+                    (chain.id.get(), supervisor.start())
                 })
                 .collect()
         };

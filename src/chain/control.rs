@@ -64,7 +64,7 @@ impl actix::Handler<Control> for ChainSupervisor {
 
     fn handle(&mut self, Control(command): Control, ctx: &mut Self::Context) -> Self::Result {
         let chain = self.chain.id;
-        tracing::info!(target: "indexer::supervisor", chain, ?command, "Control command");
+        tracing::info!(target: "indexer::supervisor", chain = chain.get(), ?command, "Control command");
         let (commit, next) = match command {
             Command::Restart => (true, Some(Phase::Starting)),
             Command::Pause => (true, Some(Phase::Paused)),

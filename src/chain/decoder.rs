@@ -7,6 +7,7 @@
 //! it was asked before; when the node cannot serve that historical state the value stays
 //! unknown, counted (`ensemble_text_values_unknown_total`) and logged.
 
+use crate::chain_id::ChainId;
 use std::{collections::HashMap, sync::Arc};
 
 use actix::prelude::*;
@@ -70,7 +71,7 @@ pub struct Decoder {
 #[derive(Debug)]
 pub struct DecodeJob {
     /// Chain id.
-    pub chain_id: u64,
+    pub chain_id: ChainId,
     /// Roles of the configured contracts; any other address is read as a resolver.
     pub roles: HashMap<Address, ContractRole>,
     /// Where the chain is read from, for legacy text values.
@@ -108,7 +109,7 @@ impl DecodeJob {
                 // returns them, so one here is a misbehaving node.
                 metrics::counter!("ensemble_logs_undecodable_total", "chain" => chain.clone(), "contract" => "unknown")
                     .increment(1);
-                tracing::warn!(target: "indexer::decoder", chain = self.chain_id, "Log without block coordinates");
+                tracing::warn!(target: "indexer::decoder", chain = self.chain_id.get(), "Log without block coordinates");
                 continue;
             };
             let Some(block) = range.blocks.get(&number) else {
@@ -123,7 +124,7 @@ impl DecodeJob {
                         .increment(1);
                     tracing::warn!(
                         target: "indexer::decoder",
-                        chain = self.chain_id,
+                        chain = self.chain_id.get(),
                         block = number,
                         log_index,
                         address = %log.address(),
@@ -194,7 +195,7 @@ impl DecodeJob {
             "{:#x}",
             keccak256(
                 [
-                    &self.chain_id.to_be_bytes()[..],
+                    &self.chain_id.get().to_be_bytes()[..],
                     resolver.as_slice(),
                     block.hash.as_slice(),
                     &call
@@ -217,7 +218,7 @@ impl DecodeJob {
                     .increment(1);
                 tracing::warn!(
                     target: "indexer::decoder",
-                    chain = self.chain_id,
+                    chain = self.chain_id.get(),
                     block = block.number,
                     log_index,
                     key,

@@ -161,14 +161,14 @@ impl FetchJob {
     async fn run(self) -> Result<u64, PipelineError> {
         let chain_id = self.chain.id;
         let actual = self.source.chain_id().await?;
-        if actual != chain_id {
-            return Err(PipelineError::WrongChain { expected: chain_id, actual });
+        if actual != chain_id.get() {
+            return Err(PipelineError::WrongChain { expected: chain_id.get(), actual });
         }
         let checkpoint = read_checkpoint(&self.db, chain_id).await?;
         let mut next = checkpoint.as_ref().map_or(self.chain.start_block, |cp| cp.block_number + 1);
         // Hash of block `next - 1` as indexed: the next block's parent must be it.
         let mut prev_hash: Option<B256> = checkpoint.and_then(|cp| cp.block_hash.parse().ok());
-        tracing::info!(target: "indexer::fetcher", chain = chain_id, from = next, "Fetcher started");
+        tracing::info!(target: "indexer::fetcher", chain = chain_id.get(), from = next, "Fetcher started");
         let label = chain_id.to_string();
         let mut window = self.chain.max_block_range;
         let mut streak = 0;
@@ -190,7 +190,7 @@ impl FetchJob {
                 // The node is behind what is already indexed (a lagging replica, or a reorg
                 // that has not yet grown past our height). Wait; a fork shows up as a parent
                 // mismatch once the chain passes our height again.
-                tracing::debug!(target: "indexer::fetcher", chain = chain_id, head, indexed = next - 1, "Node is behind the indexed block; waiting");
+                tracing::debug!(target: "indexer::fetcher", chain = chain_id.get(), head, indexed = next - 1, "Node is behind the indexed block; waiting");
             }
             self.progress.set_head(target);
             if let Some(end) = self.chain.end_block {
@@ -227,7 +227,7 @@ impl FetchJob {
                 Err(RpcError::RangeTooLarge(reason)) if window > 1 => {
                     window = (window / 2).max(1);
                     streak = 0;
-                    tracing::debug!(target: "indexer::fetcher", chain = chain_id, window, %reason, "Narrowed log window");
+                    tracing::debug!(target: "indexer::fetcher", chain = chain_id.get(), window, %reason, "Narrowed log window");
                     continue;
                 }
                 Err(err) => return Err(err.into()),
@@ -275,7 +275,7 @@ impl FetchJob {
                 matches!((l.block_number, l.block_hash), (Some(n), Some(h)) if blocks.get(&n).is_some_and(|b| b.hash != h))
             });
             if raced {
-                tracing::debug!(target: "indexer::fetcher", chain = chain_id, from = next, to, "Chain moved during the window; reading it again");
+                tracing::debug!(target: "indexer::fetcher", chain = chain_id.get(), from = next, to, "Chain moved during the window; reading it again");
                 continue;
             }
             let to_hash = blocks[&to].hash;
@@ -286,7 +286,7 @@ impl FetchJob {
                 start_parent_hash: format!("{:#x}", blocks[&next].parent_hash),
                 prune_below: head.saturating_sub(self.chain.finality_depth),
             });
-            tracing::debug!(target: "indexer::fetcher", chain = chain_id, from = next, to, logs = logs.len(), "Fetched logs");
+            tracing::debug!(target: "indexer::fetcher", chain = chain_id.get(), from = next, to, logs = logs.len(), "Fetched logs");
             // At most `mailbox_capacity` windows are in flight, so the decoder's mailbox is
             // never over capacity and every send is enqueued in order the moment it is made.
             let at_head = to == target;

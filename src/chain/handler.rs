@@ -208,7 +208,7 @@ fn record_flush(checkpoint: &Checkpoint, started: Instant, rows: usize, progress
     metrics::gauge!("ensemble_chain_indexed_block", "chain" => chain)
         .set(checkpoint.block_number as f64);
     progress.set_indexed(checkpoint.block_number);
-    tracing::debug!(target: "indexer::handler", chain = checkpoint.chain_id, block = checkpoint.block_number, rows, "Flushed");
+    tracing::debug!(target: "indexer::handler", chain = checkpoint.chain_id.get(), block = checkpoint.block_number, rows, "Flushed");
 }
 
 /// Flushes `store` with `checkpoint`, waits for it, and records the metrics of the flush.
@@ -349,7 +349,7 @@ async fn apply(
                     .increment(1);
                 tracing::warn!(
                     target: "indexer::handler",
-                    chain = ctx.chain_id,
+                    chain = ctx.chain_id.get(),
                     block = decoded.meta.block_number,
                     log_index = decoded.meta.log_index,
                     tx = %decoded.meta.tx_hash,
@@ -445,7 +445,7 @@ impl actix::Handler<ApplyHeals> for Handler {
                 // The next batch sees the same failure and reports it through the pipeline;
                 // until then nothing more is written.
                 act.closed = true;
-                tracing::warn!(target: "indexer::handler", chain = act.ctx.chain_id, error = %err, "Applying logged heals failed");
+                tracing::warn!(target: "indexer::handler", chain = act.ctx.chain_id.get(), error = %err, "Applying logged heals failed");
             }
             result
         })))

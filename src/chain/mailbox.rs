@@ -2,6 +2,7 @@
 //! queue lengths, so senders count a message in before `send` and the receiving actor counts
 //! it out when it starts handling it.
 
+use crate::chain_id::ChainId;
 use std::time::Instant;
 
 use metrics::{Counter, Gauge, Histogram};
@@ -18,7 +19,7 @@ pub struct MailboxGauge {
 
 impl MailboxGauge {
     /// The gauge of `actor`'s mailbox on `chain`, fed by `from`; publishes the capacity.
-    pub fn new(chain: u64, actor: &'static str, from: &'static str, capacity: usize) -> Self {
+    pub fn new(chain: ChainId, actor: &'static str, from: &'static str, capacity: usize) -> Self {
         let chain = chain.to_string();
         metrics::gauge!("ensemble_mailbox_capacity", "chain" => chain.clone(), "actor" => actor)
             .set(capacity as f64);

@@ -2,6 +2,7 @@
 //! ([`GetStatus`]), the pace sampled every [`STATUS_INTERVAL`], and the status row written to
 //! the database for every process to read.
 
+use crate::chain_id::ChainId;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -61,7 +62,7 @@ pub struct GetStatus;
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ChainStatus {
     /// Chain id.
-    pub chain_id: u64,
+    pub chain_id: ChainId,
     /// Configured name.
     pub name: String,
     /// Phase name.
@@ -152,7 +153,7 @@ impl ChainSupervisor {
     pub(super) fn status_write(&self) -> impl Future<Output = ()> + use<> {
         let s = self.status();
         let row = chain_status::Model {
-            chain_id: s.chain_id as i64,
+            chain_id: s.chain_id.column(),
             name: s.name,
             phase: s.phase.to_owned(),
             head_block: s.head_block as i64,
@@ -170,7 +171,7 @@ impl ChainSupervisor {
         let chain = self.chain.id;
         async move {
             if let Err(err) = crate::store::status_row::write_status(&db, row).await {
-                tracing::debug!(target: "indexer::supervisor", chain, error = %err, "Status not written");
+                tracing::debug!(target: "indexer::supervisor", chain = chain.get(), error = %err, "Status not written");
             }
         }
     }

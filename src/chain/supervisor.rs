@@ -161,7 +161,7 @@ impl ChainSupervisor {
         let source = match self.source() {
             Ok(source) => source,
             Err(reason) => {
-                tracing::error!(target: "indexer::supervisor", chain = self.chain.id, "Chain not indexed: {reason}");
+                tracing::error!(target: "indexer::supervisor", chain = self.chain.id.get(), "Chain not indexed: {reason}");
                 self.phase = Phase::Failed(reason);
                 return;
             }
@@ -205,7 +205,7 @@ impl ChainSupervisor {
         let fetcher_gauge =
             MailboxGauge::new(chain.id, "fetcher", "supervisor", super::fetcher::MAILBOX_CAPACITY);
         self.pipeline = Some(Pipeline { fetcher, fetcher_gauge, decoder, handler });
-        tracing::info!(target: "indexer::supervisor", chain = chain.id, generation = self.generation, "Pipeline started");
+        tracing::info!(target: "indexer::supervisor", chain = chain.id.get(), generation = self.generation, "Pipeline started");
     }
 
     /// Stops the current pipeline in order; with `commit` the handler flushes what it applied.
@@ -230,7 +230,7 @@ impl ChainSupervisor {
             }
             let _ = p.decoder.send(DrainDecoder).await;
             if let Ok(Err(err)) = p.handler.send(Drain { flush: commit }).await {
-                tracing::warn!(target: "indexer::supervisor", chain, error = %err, "Final flush failed; the chain resumes from its previous checkpoint");
+                tracing::warn!(target: "indexer::supervisor", chain = chain.get(), error = %err, "Final flush failed; the chain resumes from its previous checkpoint");
             }
         }
     }
@@ -272,7 +272,7 @@ impl ChainSupervisor {
         self.phase = Phase::Restarting;
         let at = self.progress.indexed();
         metrics::counter!("ensemble_reorgs_total", "chain" => self.label()).increment(1);
-        tracing::warn!(target: "indexer::supervisor", chain, fork_block, indexed = at, "Reorg: rolling back");
+        tracing::warn!(target: "indexer::supervisor", chain = chain.get(), fork_block, indexed = at, "Reorg: rolling back");
         let work = async move {
             drained.await;
             crate::store::journal::rollback(&db, chain, fork_block).await
@@ -284,11 +284,11 @@ impl ChainSupervisor {
                     .record(at.saturating_sub(block) as f64);
                 act.progress.set_indexed(block);
                 act.progress.set_applied(block);
-                tracing::info!(target: "indexer::supervisor", chain, block, "Rolled back; re-indexing the canonical chain");
+                tracing::info!(target: "indexer::supervisor", chain = chain.get(), block, "Rolled back; re-indexing the canonical chain");
                 act.start_pipeline(ctx);
             }
             Err(err) => {
-                tracing::error!(target: "indexer::supervisor", chain, error = %err, "Chain stopped");
+                tracing::error!(target: "indexer::supervisor", chain = chain.get(), error = %err, "Chain stopped");
                 act.phase = Phase::Failed(err.to_string());
             }
         }));
@@ -320,7 +320,7 @@ impl Actor for ChainSupervisor {
             }
             let paused = matches!(&row, Ok(Some(row)) if row.phase == Phase::Paused.as_str());
             if paused {
-                tracing::info!(target: "indexer::supervisor", chain = act.chain.id, "Chain was paused; it stays paused until resumed");
+                tracing::info!(target: "indexer::supervisor", chain = act.chain.id.get(), "Chain was paused; it stays paused until resumed");
                 act.phase = Phase::Paused;
                 // Without an endpoint the paused chain's head simply is not read.
                 let _ = act.source();
@@ -354,7 +354,7 @@ impl actix::Handler<PipelineFailed> for ChainSupervisor {
             return;
         }
         if msg.error.is_fatal() {
-            tracing::error!(target: "indexer::supervisor", chain, error = %msg.error, "Chain stopped: fix the configuration and restart");
+            tracing::error!(target: "indexer::supervisor", chain = chain.get(), error = %msg.error, "Chain stopped: fix the configuration and restart");
             self.phase = Phase::Failed(msg.error.to_string());
             ctx.spawn(drained.into_actor(self));
             return;
@@ -370,7 +370,7 @@ impl actix::Handler<PipelineFailed> for ChainSupervisor {
             .min(MAX_RESTART_DELAY);
         metrics::counter!("ensemble_actor_restarts_total", "chain" => self.label(), "actor" => "pipeline")
             .increment(1);
-        tracing::warn!(target: "indexer::supervisor", chain, error = %msg.error, ?delay, "Pipeline failed; restarting from checkpoint");
+        tracing::warn!(target: "indexer::supervisor", chain = chain.get(), error = %msg.error, ?delay, "Pipeline failed; restarting from checkpoint");
         ctx.wait(drained.into_actor(self));
         self.pending_start = Some(ctx.run_later(delay, |act, ctx| act.start_pipeline(ctx)));
     }
@@ -383,7 +383,7 @@ impl actix::Handler<PipelineFinished> for ChainSupervisor {
         if msg.generation == self.generation {
             self.consecutive_failures = 0;
             self.phase = Phase::Finished;
-            tracing::info!(target: "indexer::supervisor", chain = self.chain.id, block = msg.block, "Reached end block");
+            tracing::info!(target: "indexer::supervisor", chain = self.chain.id.get(), block = msg.block, "Reached end block");
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Bridges: `[chains.bridge]` as configured, and [`Bridge`], a bridge of the namespace with both
 //! sides resolved.
 
+use crate::chain_id::ChainId;
 use alloy::primitives::Address;
 use serde::Deserialize;
 
@@ -9,7 +10,7 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct BridgeConfig {
     /// Chain of the origin name (1 for `base.eth` and `linea.eth`).
-    pub origin_chain: u64,
+    pub origin_chain: ChainId,
     /// Registry of the origin chain that holds the origin name.
     pub origin_registry: Address,
     /// The L1 resolver that, set on the origin name, links the names: mainnet's
@@ -21,13 +22,13 @@ pub struct BridgeConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bridge {
     /// The bridged chain.
-    pub target_chain: u64,
+    pub target_chain: ChainId,
     /// Its registry.
     pub target_registry: Address,
     /// The bridged name, managed on the target chain and owned on the origin chain.
     pub name: String,
     /// The origin chain.
-    pub origin_chain: u64,
+    pub origin_chain: ChainId,
     /// The origin chain's registry.
     pub origin_registry: Address,
     /// The linking resolver.

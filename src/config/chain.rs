@@ -1,6 +1,7 @@
 //! `[[chains]]`: one chain to index, its contracts, and where its names hang in the
 //! namegraph.
 
+use crate::chain_id::ChainId;
 use std::time::Duration;
 
 use alloy::primitives::Address;
@@ -14,7 +15,7 @@ use crate::ens::role::ContractRole;
 #[serde(deny_unknown_fields)]
 pub struct ChainConfig {
     /// EIP-155 chain id.
-    pub id: u64,
+    pub id: ChainId,
     /// Human name, for logs.
     pub name: String,
     /// JSON-RPC endpoint; env `RPC_URL_<id>` wins. May carry an API key: it is never logged.
@@ -143,7 +144,7 @@ impl ContractConfig {
 impl ChainConfig {
     /// A chain on a local node (a devnet's anvil): every block at once, short polls, the
     /// root of its namegraph until told otherwise.
-    pub fn local(id: u64, name: &str, rpc_url: &str, contracts: Vec<ContractConfig>) -> Self {
+    pub fn local(id: ChainId, name: &str, rpc_url: &str, contracts: Vec<ContractConfig>) -> Self {
         Self {
             id,
             name: name.to_owned(),

@@ -23,7 +23,7 @@ pub use chain::{
 };
 pub use error::ConfigError;
 
-use crate::ens::role::ContractRole;
+use crate::{ChainId, ens::role::ContractRole};
 
 /// The built-in defaults, also the documentation of every key.
 pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");
@@ -189,7 +189,7 @@ impl Config {
 
     /// The configured chains without an RPC endpoint, each with the sentence that says how to
     /// give it one. They are reported at startup and not indexed; the others run.
-    pub fn chains_without_rpc(&self) -> Vec<(u64, String)> {
+    pub fn chains_without_rpc(&self) -> Vec<(ChainId, String)> {
         self.chains
             .iter()
             .filter(|chain| chain.rpc_url.as_deref().is_none_or(str::is_empty))
@@ -235,7 +235,7 @@ impl Config {
 
     /// Keeps only the chains in `ids` (an indexer process split by chain); unknown ids are an
     /// error so a typo does not silently index nothing.
-    pub fn retain_chains(&mut self, ids: &[u64]) -> Result<(), ConfigError> {
+    pub fn retain_chains(&mut self, ids: &[ChainId]) -> Result<(), ConfigError> {
         if let Some(missing) = ids.iter().find(|id| !self.chains.iter().any(|c| c.id == **id)) {
             return Err(ConfigError::Invalid(format!(
                 "--chains names chain {missing}, which the config does not list; configured: {:?}",
@@ -257,7 +257,7 @@ impl Config {
                 )));
             }
             // Domain keys hold the chain id in 32 bits (every ENS chain's id fits).
-            if !entities::domain_key::DomainKey::holds_chain(id) {
+            if !entities::domain_key::DomainKey::holds_chain(id.get()) {
                 return Err(ConfigError::Invalid(format!(
                     "chain {id}: chain ids above {} are not supported",
                     u32::MAX

@@ -40,7 +40,7 @@ fn missing_rpc_is_reported_not_fatal() {
     let config = Config::load(Some(file.path()), []).unwrap();
     let missing = config.chains_without_rpc();
     assert_eq!(missing.len(), 1);
-    assert_eq!(missing[0].0, 31337);
+    assert_eq!(missing[0].0, crate::ChainId(31337));
     assert!(missing[0].1.contains("RPC_URL_31337"), "{}", missing[0].1);
 }
 
@@ -66,7 +66,7 @@ fn bridged_chains_need_a_bridge_and_bridges_survive_retain() {
     let mut config = Config::load(Some(write(&with_bridge).path()), []).unwrap();
     assert_eq!(config.bridges.len(), 1);
     assert_eq!(config.bridges[0].name, "base.eth");
-    config.retain_chains(&[1]).unwrap();
+    config.retain_chains(&[crate::ChainId(1)]).unwrap();
     assert_eq!(config.bridges.len(), 1, "the origin chain's process still knows the bridge");
 }
 
@@ -83,9 +83,9 @@ fn chain_subsets_must_exist() {
     let file = write(CHAIN);
     let env = [("RPC_URL_31337".to_owned(), "http://127.0.0.1:1".to_owned())];
     let mut config = Config::load(Some(file.path()), env).unwrap();
-    let err = config.retain_chains(&[1]).unwrap_err().to_string();
+    let err = config.retain_chains(&[crate::ChainId(1)]).unwrap_err().to_string();
     assert!(err.contains("chain 1") && err.contains("31337"), "{err}");
-    config.retain_chains(&[31337]).unwrap();
+    config.retain_chains(&[crate::ChainId(31337)]).unwrap();
     assert_eq!(config.chains.len(), 1);
 }
 

@@ -11,6 +11,7 @@
 //! events arrive in; and since the bridge's state is read from the origin row at query time,
 //! a bridge going up or down rewrites no domain.
 
+use crate::chain_id::ChainId;
 use std::collections::HashMap;
 
 use alloy::{ens::namehash, primitives::B256};
@@ -21,17 +22,17 @@ use crate::config::{Bridge, NamegraphRole};
 /// The link rules of one chain.
 #[derive(Clone, Debug)]
 pub struct Links {
-    chain_id: u64,
+    chain_id: ChainId,
     role: NamegraphRole,
     /// `namehash(managed_name)`: a bridged chain's names below it are the bridged ones.
     managed_node: B256,
     /// Origin names on this chain's registry, by node, with the chain they bridge to.
-    origins: HashMap<B256, u64>,
+    origins: HashMap<B256, ChainId>,
 }
 
 impl Links {
     /// A root chain without bridges: every domain below the root is canonical.
-    pub fn root(chain_id: u64) -> Self {
+    pub fn root(chain_id: ChainId) -> Self {
         Self {
             chain_id,
             role: NamegraphRole::Root,
@@ -41,7 +42,7 @@ impl Links {
     }
 
     /// A tree outside the namegraph (a 3DNS token's): no domain of it is canonical.
-    pub fn detached(chain_id: u64) -> Self {
+    pub fn detached(chain_id: ChainId) -> Self {
         Self {
             chain_id,
             role: NamegraphRole::Detached,
@@ -52,7 +53,7 @@ impl Links {
 
     /// The rules of `chain_id` (registry `registry`) in a namespace with `bridges`.
     pub fn new(
-        chain_id: u64,
+        chain_id: ChainId,
         registry: alloy::primitives::Address,
         role: NamegraphRole,
         managed_name: &str,
@@ -72,14 +73,14 @@ impl Links {
         let Some((parent_node, parent_link)) = parent else {
             return (self.role == NamegraphRole::Root).then_some(LINK_ROOT);
         };
-        let chain = i64::try_from(self.chain_id).ok()?;
+        let chain = self.chain_id.column();
         if self.role == NamegraphRole::Bridged && parent_node == self.managed_node {
             return Some(chain);
         }
         if let Some(target) = self.origins.get(&parent_node) {
             // The origin chain's own names below the origin: canonical while the bridge is
             // down (and only if the origin itself is in the namegraph at all).
-            return parent_link.and(i64::try_from(*target).ok().map(|t| -t));
+            return parent_link.map(|_| -target.column());
         }
         parent_link
     }
@@ -92,10 +93,10 @@ mod tests {
 
     fn base_bridge() -> Bridge {
         Bridge {
-            target_chain: 8453,
+            target_chain: crate::ChainId(8453),
             target_registry: Address::repeat_byte(2),
             name: "base.eth".into(),
-            origin_chain: 1,
+            origin_chain: crate::ChainId(1),
             origin_registry: Address::repeat_byte(1),
             resolver: Address::repeat_byte(3),
         }
@@ -104,9 +105,20 @@ mod tests {
     #[test]
     fn links_follow_the_namegraph() {
         let bridges = [base_bridge()];
-        let l1 = Links::new(1, Address::repeat_byte(1), NamegraphRole::Root, "eth", &bridges);
-        let base =
-            Links::new(8453, Address::repeat_byte(2), NamegraphRole::Bridged, "base.eth", &bridges);
+        let l1 = Links::new(
+            crate::ChainId(1),
+            Address::repeat_byte(1),
+            NamegraphRole::Root,
+            "eth",
+            &bridges,
+        );
+        let base = Links::new(
+            crate::ChainId(8453),
+            Address::repeat_byte(2),
+            NamegraphRole::Bridged,
+            "base.eth",
+            &bridges,
+        );
         let eth = namehash("eth");
         let base_eth = namehash("base.eth");
         let alice = alloy::ens::namehash("alice.base.eth");
@@ -122,11 +134,21 @@ mod tests {
         assert_eq!(base.of_child(Some((base_eth, None))), Some(8453));
         assert_eq!(base.of_child(Some((alice, Some(8453)))), Some(8453));
         // A detached chain never is; a root chain without bridges always is.
-        let detached = Links::new(10, Address::ZERO, NamegraphRole::Detached, "eth", &bridges);
+        let detached =
+            Links::new(crate::ChainId(10), Address::ZERO, NamegraphRole::Detached, "eth", &bridges);
         assert_eq!(detached.of_child(None), None);
-        assert_eq!(Links::root(31337).of_child(Some((keccak256("x"), Some(0)))), Some(0));
+        assert_eq!(
+            Links::root(crate::ChainId(31337)).of_child(Some((keccak256("x"), Some(0)))),
+            Some(0)
+        );
         // Another registry on the origin chain is not the origin.
-        let other = Links::new(1, Address::repeat_byte(9), NamegraphRole::Root, "eth", &bridges);
+        let other = Links::new(
+            crate::ChainId(1),
+            Address::repeat_byte(9),
+            NamegraphRole::Root,
+            "eth",
+            &bridges,
+        );
         assert_eq!(other.of_child(Some((base_eth, Some(LINK_ROOT)))), Some(LINK_ROOT));
     }
 }

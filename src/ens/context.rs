@@ -1,6 +1,7 @@
 //! [`IndexContext`]: the facts about a chain that handlers need (chain id, which registry ids
 //! are built from, the node a registrar manages).
 
+use crate::chain_id::ChainId;
 use alloy::primitives::{Address, B256, U256};
 use entities::{domain::RawAddress, domain_key::DomainKey};
 
@@ -17,7 +18,7 @@ pub const BASE_REGISTRAR_GRACE_PERIOD: i64 = 90 * 24 * 60 * 60;
 #[derive(Clone, Debug)]
 pub struct IndexContext {
     /// Chain id.
-    pub chain_id: u64,
+    pub chain_id: ChainId,
     /// The current registry; every domain id uses it (old-registry nodes included).
     pub registry: Address,
     /// The node the base registrar and controllers manage (`namehash("eth")` on mainnet,
@@ -41,7 +42,7 @@ pub struct IndexContext {
 
 impl IndexContext {
     /// Context for `chain_id` with `registry` and `.eth` as the registrar's name.
-    pub fn new(chain_id: u64, registry: Address) -> Self {
+    pub fn new(chain_id: ChainId, registry: Address) -> Self {
         Self {
             chain_id,
             registry,

@@ -1,6 +1,7 @@
 //! [`EnsEvent`]: every ENS event the handlers understand, decoded and typed, with the
 //! coordinates of the log that carried it ([`EventMeta`]).
 
+use crate::chain_id::ChainId;
 use std::sync::Arc;
 
 use alloy::primitives::{Address, B256, Bytes, LogData, U256};
@@ -10,7 +11,7 @@ use alloy::primitives::{Address, B256, Bytes, LogData, U256};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventMeta {
     /// Chain id.
-    pub chain_id: u64,
+    pub chain_id: ChainId,
     /// Block number.
     pub block_number: u64,
     /// Block hash.

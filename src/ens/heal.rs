@@ -130,7 +130,7 @@ pub async fn apply_log(store: &mut EntityStore) -> Result<usize, HandlerError> {
 /// [`crate::store::heal_log::READ_CHUNK`] entries). Returns the labels that renamed
 /// something, and whether more entries may follow.
 pub async fn apply_log_chunk(store: &mut EntityStore) -> Result<(usize, bool), HandlerError> {
-    let own = i64::try_from(store.chain_id()).unwrap_or(i64::MAX);
+    let own = store.chain_id().column();
     let heals = store.unapplied_heals().await?;
     let Some(last) = heals.last().map(|h| h.seq) else { return Ok((0, false)) };
     let mut foreign: Vec<RawHash> =

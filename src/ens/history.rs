@@ -62,7 +62,7 @@ pub fn history_rows(
     let topic0 = topics.first().copied().unwrap_or_default();
     let selector = event_selector::code(topic0.as_slice())
         .ok_or_else(|| HandlerError::UnrecordedSelector { selector: format!("{topic0:#x}") })?;
-    let chain_id = meta.chain_id as i64;
+    let chain_id = meta.chain_id.column();
     let block_number = meta.block_number as i64;
     let tx_index = meta.tx_index as i32;
     Ok(HistoryRows {
@@ -110,7 +110,7 @@ mod tests {
         let topics = vec![topic0, B256::repeat_byte(2), B256::repeat_byte(3)];
         DecodedEvent {
             meta: EventMeta {
-                chain_id: 5,
+                chain_id: crate::ChainId(5),
                 block_number: 7,
                 block_hash: B256::repeat_byte(9),
                 timestamp: 1_700_000_000,
@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn registrar_events_are_about_the_token_name() {
-        let ctx = IndexContext::new(5, Address::ZERO);
+        let ctx = IndexContext::new(crate::ChainId(5), Address::ZERO);
         let label = B256::repeat_byte(0x11);
         let event =
             EnsEvent::NameRenewed { token_id: U256::from_be_bytes(label.0), expires: U256::ZERO };
@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn resolver_events_have_no_domain_and_rows_keep_the_log() {
         use alloy::sol_types::SolEvent;
-        let ctx = IndexContext::new(5, Address::ZERO);
+        let ctx = IndexContext::new(crate::ChainId(5), Address::ZERO);
         let topic0 = super::super::abi::Resolver::NameChanged::SIGNATURE_HASH;
         let rows = history_rows(
             &ctx,
@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn an_event_without_a_code_stops_the_batch() {
-        let ctx = IndexContext::new(5, Address::ZERO);
+        let ctx = IndexContext::new(crate::ChainId(5), Address::ZERO);
         let err = history_rows(
             &ctx,
             &decoded(EnsEvent::NameChanged { node: B256::ZERO, name: "x".into() }, B256::ZERO),

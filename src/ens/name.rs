@@ -1,6 +1,7 @@
 //! Names and labels: labelhash, child nodes, ENSIP-15 interpretation of labels, DNS-encoded
 //! names, and the Omnigraph id formats. Pure functions only.
 
+use crate::chain_id::ChainId;
 use alloy::primitives::{Address, B256, keccak256};
 use entities::{domain_key::DomainKey, resolver_record_key::ResolverRecordKey};
 
@@ -65,13 +66,13 @@ pub fn hex_b256(value: B256) -> String {
 }
 
 /// The key of the Omnigraph ENSv1 domain id `${chainId}-${registry}-${node}`.
-pub fn domain_id(chain_id: u64, registry: Address, node: B256) -> DomainKey {
-    DomainKey::new(chain_id, &registry.0.0, &node.0)
+pub fn domain_id(chain_id: ChainId, registry: Address, node: B256) -> DomainKey {
+    DomainKey::new(chain_id.get(), &registry.0.0, &node.0)
 }
 
 /// The key of the Omnigraph resolver records id `${chainId}-${resolver}-${node}`.
-pub fn resolver_record_id(chain_id: u64, resolver: Address, node: B256) -> ResolverRecordKey {
-    ResolverRecordKey::new(chain_id, &resolver.0.0, &node.0)
+pub fn resolver_record_id(chain_id: ChainId, resolver: Address, node: B256) -> ResolverRecordKey {
+    ResolverRecordKey::new(chain_id.get(), &resolver.0.0, &node.0)
 }
 
 #[cfg(test)]
@@ -123,7 +124,8 @@ mod tests {
 
     #[test]
     fn ids_are_lowercase_hex() {
-        let id = domain_id(1, Address::repeat_byte(0xAB), B256::repeat_byte(0xCD)).to_string();
+        let id = domain_id(crate::ChainId(1), Address::repeat_byte(0xAB), B256::repeat_byte(0xCD))
+            .to_string();
         assert_eq!(id, format!("1-0x{}-0x{}", "ab".repeat(20), "cd".repeat(32)));
     }
 }

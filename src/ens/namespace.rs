@@ -12,7 +12,7 @@ use crate::config::{Bridge, ChainConfig, NamegraphRole};
 pub fn bridge_row(bridge: &Bridge) -> namegraph_bridge::Model {
     let node = namehash(&bridge.name);
     namegraph_bridge::Model {
-        target_chain: bridge.target_chain as i64,
+        target_chain: bridge.target_chain.column(),
         origin_domain: domain_id(bridge.origin_chain, bridge.origin_registry, node),
         resolver: RawAddress::new(bridge.resolver.0.0),
         target_domain: domain_id(bridge.target_chain, bridge.target_registry, node),
@@ -28,7 +28,7 @@ pub fn reverse_registrar_rows(chains: &[ChainConfig]) -> Vec<reverse_registrar::
         chains.iter().filter(|c| c.namegraph == NamegraphRole::Root).filter_map(|chain| {
             chain.contract(ContractRole::Registry).map(|registry| reverse_registrar::Model {
                 coin_type: reverse_registrar::ETH_COIN_TYPE,
-                chain_id: chain.id as i64,
+                chain_id: chain.id.column(),
                 address: RawAddress::new(registry.0.0),
             })
         });
@@ -40,7 +40,7 @@ pub fn reverse_registrar_rows(chains: &[ChainConfig]) -> Vec<reverse_registrar::
         chain.contracts.iter().filter(|c| c.role == ContractRole::ReverseRegistrar).map(move |c| {
             reverse_registrar::Model {
                 coin_type,
-                chain_id: chain.id as i64,
+                chain_id: chain.id.column(),
                 address: RawAddress::new(c.address.0.0),
             }
         })

@@ -36,7 +36,7 @@ pub fn open(
     store.put_registration(registration::Model {
         id: registration::RegistrationKey::new(&domain.id, index),
         kind: opening.kind.to_owned(),
-        registrar_chain_id: ctx.chain_id as i64,
+        registrar_chain_id: ctx.chain_id.column(),
         registrar: hex_address(registrar),
         registrant: opening.registrant,
         start: meta.timestamp as i64,

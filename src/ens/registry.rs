@@ -68,7 +68,7 @@ pub async fn new_owner(
     store.create_domain(domain::Model {
         id,
         seq,
-        chain_id: ctx.chain_id as i64,
+        chain_id: ctx.chain_id.column(),
         label_hash: RawHash::new(label.0),
         parent_seq: parent_row.map(|p| p.seq),
         owner: owner_raw.clone(),

@@ -6,6 +6,7 @@
 //! the name is stored as that resolver's `name` record for the reverse node: the same row a
 //! legacy reverse resolver's `NameChanged` fills, journaled and rolled back the same way.
 
+use crate::chain_id::ChainId;
 use alloy::{
     ens::namehash,
     primitives::{Address, B256},
@@ -18,8 +19,8 @@ use crate::store::EntityStore;
 pub const EVM_COIN_TYPE_BIT: u64 = 0x8000_0000;
 
 /// The ENSIP-11 coin type of EVM chain `chain_id`; mainnet keeps SLIP-44's 60.
-pub fn evm_coin_type(chain_id: u64) -> u64 {
-    if chain_id == 1 { 60 } else { EVM_COIN_TYPE_BIT | chain_id }
+pub fn evm_coin_type(chain_id: ChainId) -> u64 {
+    if chain_id.get() == 1 { 60 } else { EVM_COIN_TYPE_BIT | chain_id.get() }
 }
 
 /// The reverse node of `addr` under `<reverse_label>.reverse`.
@@ -46,9 +47,9 @@ mod tests {
 
     #[test]
     fn coin_types_and_reverse_nodes_follow_ensip_19() {
-        assert_eq!(evm_coin_type(1), 60);
-        assert_eq!(format!("{:x}", evm_coin_type(8453)), "80002105");
-        assert_eq!(format!("{:x}", evm_coin_type(59144)), "8000e708");
+        assert_eq!(evm_coin_type(crate::ChainId(1)), 60);
+        assert_eq!(format!("{:x}", evm_coin_type(crate::ChainId(8453))), "80002105");
+        assert_eq!(format!("{:x}", evm_coin_type(crate::ChainId(59144))), "8000e708");
         let addr = address!("0x00000000000000000000000000000000000000aa");
         assert_eq!(
             reverse_node("80002105", addr),

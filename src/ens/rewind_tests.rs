@@ -53,13 +53,16 @@ impl Bed {
         let dir = tempfile::tempdir().expect("tempdir");
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("rewind.sqlite").display());
         let db = database::connect(&url).await.expect("database");
-        let ctx = IndexContext { name_wrapper: Some(WRAPPER), ..IndexContext::new(1, REGISTRY) };
+        let ctx = IndexContext {
+            name_wrapper: Some(WRAPPER),
+            ..IndexContext::new(crate::ChainId(1), REGISTRY)
+        };
         Self { _dir: dir, db, ctx, log_index: 0 }
     }
 
     /// Applies `logs` in `block` with a fresh store and commits them, journaled when asked.
     async fn apply(&mut self, block: u64, logs: &[Emitted], journaled: bool) {
-        let mut store = EntityStore::new(self.db.clone(), 1, 1 << 20);
+        let mut store = EntityStore::new(self.db.clone(), crate::ChainId(1), 1 << 20);
         for (address, log) in logs {
             let role = match *address {
                 REGISTRY => Some(ContractRole::Registry),
@@ -70,7 +73,7 @@ impl Bed {
             };
             self.log_index += 1;
             let meta = EventMeta {
-                chain_id: 1,
+                chain_id: crate::ChainId(1),
                 block_number: block,
                 block_hash: B256::repeat_byte(block as u8),
                 timestamp: 1_000_000 + block * 12,
@@ -88,7 +91,11 @@ impl Bed {
             }
         }
         let hash = |n: u64| format!("{:#x}", B256::repeat_byte(n as u8));
-        let checkpoint = Checkpoint { chain_id: 1, block_number: block, block_hash: hash(block) };
+        let checkpoint = Checkpoint {
+            chain_id: crate::ChainId(1),
+            block_number: block,
+            block_hash: hash(block),
+        };
         let window = journaled.then(|| journal::JournalWindow {
             start: block,
             end: block,
@@ -115,7 +122,7 @@ async fn apply_rewind_replay(before: Vec<Emitted>, window: Vec<Emitted>) {
     let after_window = bed.dump().await;
     assert_ne!(after_window, after_before, "the window changes something");
 
-    let restored = journal::rollback(&bed.db, 1, WINDOW).await.expect("rolls back");
+    let restored = journal::rollback(&bed.db, crate::ChainId(1), WINDOW).await.expect("rolls back");
     assert_eq!(restored.map(|c| c.block_number), Some(1), "checkpoint back before the window");
     assert_eq!(bed.dump().await, after_before, "the rollback restores every row");
 

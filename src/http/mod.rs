@@ -59,7 +59,7 @@ pub struct HttpState {
     /// The database.
     pub db: DatabaseConnection,
     /// Chains `/ready` waits for (this process's chains, or the namespace's for `serve`).
-    pub ready_chains: Vec<u64>,
+    pub ready_chains: Vec<crate::ChainId>,
     /// Whether `/ready` waits for them.
     pub ready_requires_sync: bool,
 }
@@ -130,7 +130,7 @@ async fn ready(state: web::Data<HttpState>) -> HttpResponse {
         };
         let now = now_secs();
         for chain in &state.ready_chains {
-            let Some(row) = rows.iter().find(|r| r.chain_id == *chain as i64) else {
+            let Some(row) = rows.iter().find(|r| r.chain_id == chain.column()) else {
                 return unavailable(format!("chain {chain} has not started"));
             };
             if stale(row, now) {

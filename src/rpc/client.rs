@@ -2,6 +2,7 @@
 //! [`RpcClient::retry`]: exponential backoff with full jitter, bounded attempts, and a counter
 //! per outcome so retries are visible in `/metrics`.
 
+use crate::chain_id::ChainId;
 use std::{
     future::Future,
     sync::{Arc, Mutex},
@@ -116,13 +117,13 @@ fn block_parts(number: u64, block: &alloy::rpc::types::Block) -> (BlockInfo, Vec
 
 impl RpcClient {
     /// A client for `url` with the default request timeout.
-    pub fn new(url: &str, chain_id: u64) -> Result<Self, RpcError> {
+    pub fn new(url: &str, chain_id: ChainId) -> Result<Self, RpcError> {
         Self::with_timeout(url, chain_id, DEFAULT_REQUEST_TIMEOUT)
     }
 
     /// A client for `url` whose requests give up after `timeout` (and are then retried). The
     /// URL may carry a key; it is never logged.
-    pub fn with_timeout(url: &str, chain_id: u64, timeout: Duration) -> Result<Self, RpcError> {
+    pub fn with_timeout(url: &str, chain_id: ChainId, timeout: Duration) -> Result<Self, RpcError> {
         let parsed: reqwest::Url = url.parse().map_err(|e| {
             RpcError::Permanent(format!("invalid rpc url for chain {chain_id}: {e}"))
         })?;

@@ -8,6 +8,7 @@
 //! Numbers handed out for rows that are never committed (a failed flush, a rolled-back
 //! window) are skipped, not reused: a gap is harmless, a reused number would not be.
 
+use crate::chain_id::ChainId;
 use std::collections::HashMap;
 
 use entities::domain;
@@ -18,7 +19,7 @@ use super::StoreError;
 /// Next creation number per chain.
 #[derive(Debug, Default)]
 pub struct DomainSeqs {
-    next: HashMap<u64, i64>,
+    next: HashMap<ChainId, i64>,
 }
 
 impl DomainSeqs {
@@ -26,10 +27,10 @@ impl DomainSeqs {
     pub async fn next(
         &mut self,
         db: &DatabaseConnection,
-        chain_id: u64,
+        chain_id: ChainId,
     ) -> Result<i64, StoreError> {
         let range =
-            domain::seq_range(chain_id).ok_or(StoreError::DomainSeqExhausted { chain_id })?;
+            domain::seq_range(chain_id.get()).ok_or(StoreError::DomainSeqExhausted { chain_id })?;
         let next = match self.next.get(&chain_id) {
             Some(next) => *next,
             None => {

@@ -13,6 +13,7 @@
 //! found through two small in-memory indexes kept here. A domain's label and parent never
 //! change after creation, so these indexes never go stale.
 
+use crate::chain_id::ChainId;
 use entities::{
     domain::{self, DomainKey},
     event, event_block, event_transaction,
@@ -62,7 +63,7 @@ pub struct EntityStore {
     /// Codes of the contracts that emit events.
     pub(super) contracts: ContractCodes,
     /// The chain whose domains this store renders.
-    pub(super) chain_id: u64,
+    pub(super) chain_id: ChainId,
     /// Labels made known since the last flush, for the heal log.
     pub(super) heals: Vec<RawHash>,
     /// This chain's mark in the heal log: read at the first look at the log.
@@ -76,7 +77,7 @@ impl EntityStore {
     /// cache hold at most `budget_bytes` together ([`MemoryBudget`]). The read cache is
     /// shared among the tables by how much the handlers read them (domains most, renewals
     /// least).
-    pub fn new(db: DatabaseConnection, chain_id: u64, budget_bytes: u64) -> Self {
+    pub fn new(db: DatabaseConnection, chain_id: ChainId, budget_bytes: u64) -> Self {
         let budget = MemoryBudget::split(budget_bytes, db.get_database_backend());
         let writer = super::database::writer_connection(&db, budget.page_cache);
         Self {
@@ -104,7 +105,7 @@ impl EntityStore {
     }
 
     /// The chain whose domains this store renders.
-    pub fn chain_id(&self) -> u64 {
+    pub fn chain_id(&self) -> ChainId {
         self.chain_id
     }
 
@@ -124,7 +125,7 @@ impl EntityStore {
     }
 
     /// The creation number (`seq`) of a new domain of `chain_id`.
-    pub async fn next_domain_seq(&mut self, chain_id: u64) -> Result<i64, StoreError> {
+    pub async fn next_domain_seq(&mut self, chain_id: ChainId) -> Result<i64, StoreError> {
         self.seqs.next(&self.db, chain_id).await
     }
 

@@ -1,5 +1,6 @@
 //! [`StoreError`]: failures of the storage layer.
 
+use crate::chain_id::ChainId;
 use sea_orm::DbErr;
 
 /// A storage failure.
@@ -24,7 +25,7 @@ pub enum StoreError {
     )]
     ReorgBeyondJournal {
         /// Chain.
-        chain_id: u64,
+        chain_id: ChainId,
         /// First block that differs.
         fork_block: u64,
     },
@@ -42,7 +43,7 @@ pub enum StoreError {
     #[error("chain {chain_id}: no domain numbers left (chain ids above 2^31-1 are not supported)")]
     DomainSeqExhausted {
         /// Chain.
-        chain_id: u64,
+        chain_id: ChainId,
     },
     /// A stored event's topics or data do not unpack (a hand-edited or damaged row).
     #[error("event {chain_id}-{block_number}-{log_index}: {source}")]

@@ -121,7 +121,7 @@ impl EntityStore {
         for chunk in stored.chunks(PREFETCH_CHUNK) {
             rows.extend(
                 domain::Entity::find()
-                    .filter(domain::Column::ChainId.eq(self.chain_id as i64))
+                    .filter(domain::Column::ChainId.eq(self.chain_id.column()))
                     .filter(column.is_in(chunk.iter().cloned()))
                     .all(&self.db)
                     .await

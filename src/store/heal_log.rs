@@ -13,6 +13,7 @@
 //! appending takes the table's `EXCLUSIVE` lock (plain reads still proceed), held to commit,
 //! as the last lock of its transaction so that it cannot close a cycle with row locks.
 
+use crate::chain_id::ChainId;
 use entities::{
     checkpoint,
     label_heal::{self, RawHash},
@@ -77,12 +78,12 @@ pub async fn append<C: ConnectionTrait>(
 /// Moves `chain_id`'s mark to `applied` and prunes what every chain has passed.
 pub async fn set_mark<C: ConnectionTrait>(
     txn: &C,
-    chain_id: u64,
+    chain_id: ChainId,
     applied: i64,
 ) -> Result<(), StoreError> {
     lock_for_append(txn).await?;
     label_heal_mark::Entity::insert(label_heal_mark::ActiveModel {
-        chain_id: Set(chain_id as i64),
+        chain_id: Set(chain_id.column()),
         applied: Set(applied),
     })
     .on_conflict(
@@ -105,22 +106,22 @@ pub async fn set_mark<C: ConnectionTrait>(
 /// a chain with a checkpoint (indexed before the log existed, or its mark lost) reads the
 /// whole log; a chain that has written nothing starts at the end, since it has no domains
 /// to rename and reads labels from the table from now on.
-pub async fn mark<C: ConnectionTrait>(db: &C, chain_id: u64) -> Result<i64, StoreError> {
-    if let Some(mark) = label_heal_mark::Entity::find_by_id(chain_id as i64)
+pub async fn mark<C: ConnectionTrait>(db: &C, chain_id: ChainId) -> Result<i64, StoreError> {
+    if let Some(mark) = label_heal_mark::Entity::find_by_id(chain_id.column())
         .one(db)
         .await
         .map_err(StoreError::db("read heal mark"))?
     {
         return Ok(mark.applied);
     }
-    let indexed = checkpoint::Entity::find_by_id(chain_id as i64)
+    let indexed = checkpoint::Entity::find_by_id(chain_id.column())
         .one(db)
         .await
         .map_err(StoreError::db("read checkpoint"))?
         .is_some();
     let start = if indexed { 0 } else { last_seq(db).await? };
     label_heal_mark::Entity::insert(label_heal_mark::ActiveModel {
-        chain_id: Set(chain_id as i64),
+        chain_id: Set(chain_id.column()),
         applied: Set(start),
     })
     .on_conflict(OnConflict::column(label_heal_mark::Column::ChainId).do_nothing().to_owned())

@@ -14,6 +14,7 @@
 //! Address and text records are journaled per resolver record (`record_entries`: all of a
 //! record's address and text rows), which also covers `VersionChanged` deleting them.
 
+use crate::chain_id::ChainId;
 use std::collections::{BTreeSet, HashMap};
 
 use entities::{
@@ -60,14 +61,14 @@ fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
 }
 
 fn entry(
-    chain_id: u64,
+    chain_id: ChainId,
     window: &JournalWindow,
     table: &str,
     key: String,
     prior: Option<String>,
 ) -> journal_entry::Model {
     journal_entry::Model {
-        chain_id: chain_id as i64,
+        chain_id: chain_id.column(),
         window_start: window.start as i64,
         table_name: table.to_owned(),
         row_key: key,
@@ -132,7 +133,7 @@ where
 /// Must run before `changes` is written.
 pub(crate) async fn record(
     txn: &DatabaseTransaction,
-    chain_id: u64,
+    chain_id: ChainId,
     window: &JournalWindow,
     changes: &Changes,
 ) -> Result<(), StoreError> {
@@ -183,7 +184,7 @@ pub(crate) async fn record(
     upsert::<journal_window::Entity, _>(
         txn,
         &[journal_window::Model {
-            chain_id: chain_id as i64,
+            chain_id: chain_id.column(),
             window_start: window.start as i64,
             window_end: window.end as i64,
             end_hash: window.end_hash.clone(),
@@ -194,9 +195,13 @@ pub(crate) async fn record(
     prune(txn, chain_id, window.prune_below).await
 }
 
-async fn prune<C: ConnectionTrait>(txn: &C, chain_id: u64, below: u64) -> Result<(), StoreError> {
+async fn prune<C: ConnectionTrait>(
+    txn: &C,
+    chain_id: ChainId,
+    below: u64,
+) -> Result<(), StoreError> {
     let finals: Vec<i64> = journal_window::Entity::find()
-        .filter(journal_window::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_window::Column::ChainId.eq(chain_id.column()))
         .filter(journal_window::Column::WindowEnd.lt(below as i64))
         .all(txn)
         .await
@@ -208,13 +213,13 @@ async fn prune<C: ConnectionTrait>(txn: &C, chain_id: u64, below: u64) -> Result
         return Ok(());
     }
     journal_entry::Entity::delete_many()
-        .filter(journal_entry::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_entry::Column::ChainId.eq(chain_id.column()))
         .filter(journal_entry::Column::WindowStart.is_in(finals.clone()))
         .exec(txn)
         .await
         .map_err(StoreError::db("journal prune"))?;
     journal_window::Entity::delete_many()
-        .filter(journal_window::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_window::Column::ChainId.eq(chain_id.column()))
         .filter(journal_window::Column::WindowStart.is_in(finals))
         .exec(txn)
         .await
@@ -225,10 +230,10 @@ async fn prune<C: ConnectionTrait>(txn: &C, chain_id: u64, below: u64) -> Result
 /// Journaled windows of a chain, newest first.
 pub async fn windows(
     db: &DatabaseConnection,
-    chain_id: u64,
+    chain_id: ChainId,
 ) -> Result<Vec<journal_window::Model>, StoreError> {
     journal_window::Entity::find()
-        .filter(journal_window::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_window::Column::ChainId.eq(chain_id.column()))
         .order_by_desc(journal_window::Column::WindowStart)
         .all(db)
         .await
@@ -293,12 +298,12 @@ pub(super) async fn restore_domain<C: ConnectionTrait>(
 /// [`StoreError::ReorgBeyondJournal`] when the fork lies before the journal.
 pub async fn rollback(
     db: &DatabaseConnection,
-    chain_id: u64,
+    chain_id: ChainId,
     fork_block: u64,
 ) -> Result<Option<Checkpoint>, StoreError> {
     let txn = super::database::begin_write(db).await?;
     let undo: Vec<journal_window::Model> = journal_window::Entity::find()
-        .filter(journal_window::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_window::Column::ChainId.eq(chain_id.column()))
         .filter(journal_window::Column::WindowEnd.gte(fork_block as i64))
         .order_by_desc(journal_window::Column::WindowStart)
         .all(&txn)
@@ -313,7 +318,7 @@ pub async fn rollback(
     // Newest window first: each key ends up with the image from before the earliest window.
     for window in &undo {
         let entries = journal_entry::Entity::find()
-            .filter(journal_entry::Column::ChainId.eq(chain_id as i64))
+            .filter(journal_entry::Column::ChainId.eq(chain_id.column()))
             .filter(journal_entry::Column::WindowStart.eq(window.window_start))
             .all(&txn)
             .await
@@ -352,32 +357,32 @@ pub async fn rollback(
     }
     // The event history is append-only: everything from the first undone block goes.
     event::Entity::delete_many()
-        .filter(event::Column::ChainId.eq(chain_id as i64))
+        .filter(event::Column::ChainId.eq(chain_id.column()))
         .filter(event::Column::BlockNumber.gte(earliest.window_start))
         .exec(&txn)
         .await
         .map_err(StoreError::db("rollback events"))?;
     event_block::Entity::delete_many()
-        .filter(event_block::Column::ChainId.eq(chain_id as i64))
+        .filter(event_block::Column::ChainId.eq(chain_id.column()))
         .filter(event_block::Column::BlockNumber.gte(earliest.window_start))
         .exec(&txn)
         .await
         .map_err(StoreError::db("rollback event blocks"))?;
     event_transaction::Entity::delete_many()
-        .filter(event_transaction::Column::ChainId.eq(chain_id as i64))
+        .filter(event_transaction::Column::ChainId.eq(chain_id.column()))
         .filter(event_transaction::Column::BlockNumber.gte(earliest.window_start))
         .exec(&txn)
         .await
         .map_err(StoreError::db("rollback event transactions"))?;
     let starts: Vec<i64> = undo.iter().map(|w| w.window_start).collect();
     journal_entry::Entity::delete_many()
-        .filter(journal_entry::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_entry::Column::ChainId.eq(chain_id.column()))
         .filter(journal_entry::Column::WindowStart.is_in(starts.clone()))
         .exec(&txn)
         .await
         .map_err(StoreError::db("rollback clear"))?;
     journal_window::Entity::delete_many()
-        .filter(journal_window::Column::ChainId.eq(chain_id as i64))
+        .filter(journal_window::Column::ChainId.eq(chain_id.column()))
         .filter(journal_window::Column::WindowStart.is_in(starts))
         .exec(&txn)
         .await
@@ -392,7 +397,7 @@ pub async fn rollback(
             upsert::<checkpoint::Entity, _>(
                 &txn,
                 &[checkpoint::Model {
-                    chain_id: chain_id as i64,
+                    chain_id: chain_id.column(),
                     block_number: restored.block_number as i64,
                     block_hash: restored.block_hash.clone(),
                     updated_at: std::time::SystemTime::now()
@@ -405,7 +410,7 @@ pub async fn rollback(
         // Undone from genesis: nothing is indexed, and the chain starts over from its start
         // block (there is no block before genesis to link to).
         None => {
-            checkpoint::Entity::delete_by_id(chain_id as i64)
+            checkpoint::Entity::delete_by_id(chain_id.column())
                 .exec(&txn)
                 .await
                 .map_err(StoreError::db("rollback checkpoint"))?;

@@ -3,6 +3,7 @@
 //! block *hash* and the call, so a re-index or a restart does not ask the node again and a
 //! reorganized block is never answered from another block's call.
 
+use crate::chain_id::ChainId;
 use entities::rpc_cache;
 use sea_orm::{DatabaseConnection, EntityTrait, sea_query::OnConflict};
 
@@ -21,13 +22,13 @@ pub async fn read(db: &DatabaseConnection, key: &str) -> Result<Option<String>, 
 /// (the same call at the same block has one answer).
 pub async fn write(
     db: &DatabaseConnection,
-    chain_id: u64,
+    chain_id: ChainId,
     key: String,
     value: String,
 ) -> Result<(), StoreError> {
     let row = rpc_cache::ActiveModel {
         key: sea_orm::Set(key),
-        chain_id: sea_orm::Set(chain_id as i64),
+        chain_id: sea_orm::Set(chain_id.column()),
         value: sea_orm::Set(value),
     };
     rpc_cache::Entity::insert(row)

@@ -2,6 +2,7 @@
 //! every second and after every operator command, and which `/status`, `/ready` and GraphQL's
 //! `indexingStatus` read in every process.
 
+use crate::chain_id::ChainId;
 use entities::chain_status;
 use sea_orm::{DatabaseConnection, EntityTrait, IntoActiveModel, sea_query::OnConflict};
 
@@ -37,9 +38,9 @@ pub async fn write_status(
 /// The status row of `chain_id`, if its indexer ever wrote one.
 pub async fn read_status(
     db: &DatabaseConnection,
-    chain_id: u64,
+    chain_id: ChainId,
 ) -> Result<Option<chain_status::Model>, StoreError> {
-    chain_status::Entity::find_by_id(chain_id as i64)
+    chain_status::Entity::find_by_id(chain_id.column())
         .one(db)
         .await
         .map_err(StoreError::db("read status"))

@@ -2,6 +2,7 @@
 //! checkpoint. Rows go out as upserts (`INSERT .. ON CONFLICT DO UPDATE`): chunked multi-row
 //! `VALUES` on SQLite, one array per column on PostgreSQL ([`super::unnest_upsert`]).
 
+use crate::chain_id::ChainId;
 use entities::{
     checkpoint, contract, event, event_block, event_transaction, resolver_address, resolver_text,
 };
@@ -38,7 +39,7 @@ pub fn statement_sizes(len: usize) -> impl Iterator<Item = usize> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Checkpoint {
     /// Chain id.
-    pub chain_id: u64,
+    pub chain_id: ChainId,
     /// Last fully applied block.
     pub block_number: u64,
     /// Its hash, hex.
@@ -266,7 +267,7 @@ pub async fn write(
     )
     .await?;
     // Last but for this chain's own rows: appending locks the log (see `heal_log`).
-    super::heal_log::append(&txn, &changes.heals, checkpoint.chain_id as i64).await?;
+    super::heal_log::append(&txn, &changes.heals, checkpoint.chain_id.column()).await?;
     if let Some(mark) = changes.heal_mark {
         super::heal_log::set_mark(&txn, checkpoint.chain_id, mark).await?;
     }
@@ -276,7 +277,7 @@ pub async fn write(
     upsert::<checkpoint::Entity, _>(
         &txn,
         &[checkpoint::Model {
-            chain_id: checkpoint.chain_id as i64,
+            chain_id: checkpoint.chain_id.column(),
             block_number: checkpoint.block_number as i64,
             block_hash: checkpoint.block_hash.clone(),
             updated_at: now,
@@ -294,9 +295,9 @@ pub async fn write(
 /// Reads a chain's checkpoint.
 pub async fn read_checkpoint(
     db: &DatabaseConnection,
-    chain_id: u64,
+    chain_id: ChainId,
 ) -> Result<Option<Checkpoint>, StoreError> {
-    Ok(checkpoint::Entity::find_by_id(chain_id as i64)
+    Ok(checkpoint::Entity::find_by_id(chain_id.column())
         .one(db)
         .await
         .map_err(StoreError::db("read checkpoint"))?

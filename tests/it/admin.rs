@@ -137,7 +137,9 @@ async fn restart_pause_resume_under_query_load_change_nothing() {
     let load = query_load(format!("{base}/graphql"), stop.clone());
 
     // Restart part-way through backfill.
-    while read_checkpoint(&conn, chain_id).await.unwrap().map_or(0, |c| c.block_number) < last / 3 {
+    while read_checkpoint(&conn, chain_id.into()).await.unwrap().map_or(0, |c| c.block_number)
+        < last / 3
+    {
         assert!(Instant::now() < deadline);
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
@@ -150,10 +152,10 @@ async fn restart_pause_resume_under_query_load_change_nothing() {
     // Pause: nothing moves; resume: it finishes.
     let paused = admin(&client, &base, chain_id, "pause").await;
     assert_eq!(paused["phase"], "paused");
-    let at = read_checkpoint(&conn, chain_id).await.unwrap().map_or(0, |c| c.block_number);
+    let at = read_checkpoint(&conn, chain_id.into()).await.unwrap().map_or(0, |c| c.block_number);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
-        read_checkpoint(&conn, chain_id).await.unwrap().map_or(0, |c| c.block_number),
+        read_checkpoint(&conn, chain_id.into()).await.unwrap().map_or(0, |c| c.block_number),
         at,
         "a paused chain does not advance"
     );

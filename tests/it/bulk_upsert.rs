@@ -69,7 +69,11 @@ fn history(log_index: i32, domain_seq: Option<i64>) -> event::Model {
 }
 
 fn checkpoint(block: u64) -> Checkpoint {
-    Checkpoint { chain_id: 1, block_number: block, block_hash: format!("0x{block:064x}") }
+    Checkpoint {
+        chain_id: ensemble::ChainId(1),
+        block_number: block,
+        block_hash: format!("0x{block:064x}"),
+    }
 }
 
 async fn domains(db: &DatabaseConnection) -> Vec<domain::Model> {
@@ -164,7 +168,8 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         "{backend:?}: a history row written twice is refused"
     );
     assert_eq!(domains(&db).await, expected, "{backend:?}: the refused flush left nothing");
-    let stored = read_checkpoint(&db, 1).await.expect("checkpoint").expect("one");
+    let stored =
+        read_checkpoint(&db, ensemble::ChainId(1)).await.expect("checkpoint").expect("one");
     assert_eq!(stored.block_number, 10, "{backend:?}: the checkpoint did not move");
 }
 

@@ -128,7 +128,7 @@ async fn the_image_indexes_the_devnet_and_stops_gracefully() {
     let log = logs();
     assert_eq!(code, "0", "a graceful exit; log:\n{log}");
     assert!(log.contains("Stopped"), "{log}");
-    let checkpoint = read_checkpoint(&conn, chain_id).await.unwrap().unwrap();
+    let checkpoint = read_checkpoint(&conn, chain_id.into()).await.unwrap().unwrap();
     assert_eq!(checkpoint.block_number, scenario.last_block, "the checkpoint is committed");
     docker(&["rm", "-f", &name]);
     drop(anvil);

@@ -106,7 +106,7 @@ async fn postgres_outage_mid_run_pauses_and_resumes() {
     // At the first commit, so most of the chain is still ahead of the indexer.
     let deadline = Instant::now() + Duration::from_secs(60);
     let at = loop {
-        let at = read_checkpoint(&service.db, chain_id)
+        let at = read_checkpoint(&service.db, chain_id.into())
             .await
             .ok()
             .flatten()

@@ -70,9 +70,11 @@ impl Bed {
     /// share one), with `budget` bytes of memory.
     pub(crate) async fn chain(url: &str, chain_id: u64, budget: u64) -> Self {
         let conn = database::connect(url).await.unwrap();
-        let store = EntityStore::new(conn.clone(), chain_id, budget);
-        let ctx =
-            IndexContext { name_wrapper: Some(WRAPPER), ..IndexContext::new(chain_id, REGISTRY) };
+        let store = EntityStore::new(conn.clone(), chain_id.into(), budget);
+        let ctx = IndexContext {
+            name_wrapper: Some(WRAPPER),
+            ..IndexContext::new(chain_id.into(), REGISTRY)
+        };
         Self { _db: None, conn, store, ctx, block: 1, log_index: 0 }
     }
 

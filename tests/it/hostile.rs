@@ -414,7 +414,7 @@ async fn hostile_requests_leave_the_service_up(backend: Backend, chain_id: u64) 
     let stop = Arc::new(AtomicBool::new(false));
     let miner = keep_mining(anvil.url.clone(), stop.clone());
     let health = HealthWatch::start(addr);
-    let before = read_checkpoint(&conn, chain_id).await.unwrap().unwrap().block_number;
+    let before = read_checkpoint(&conn, chain_id.into()).await.unwrap().unwrap().block_number;
     let url = format!("http://{listen}/graphql");
 
     documents_over_http(&url, pid).await;
@@ -434,7 +434,7 @@ async fn hostile_requests_leave_the_service_up(backend: Backend, chain_id: u64) 
     eprintln!("peak RSS {peak} MB, /health p99 {p99:?} and slowest {slowest:?} over {polls} polls");
     assert!(peak < PEAK_RSS_MB, "peak RSS {peak} MB");
     // The indexer kept indexing the blocks mined during the attacks.
-    let after = read_checkpoint(&conn, chain_id).await.unwrap().unwrap().block_number;
+    let after = read_checkpoint(&conn, chain_id.into()).await.unwrap().unwrap().block_number;
     assert!(after > before + 20, "the indexer stalled: {before} -> {after}");
     let client = reqwest::Client::new();
     let (status, answer, _) = post(

@@ -128,7 +128,7 @@ impl TwoChains {
             l2_id,
             &l2.url,
             BridgeConfig {
-                origin_chain: l1_id,
+                origin_chain: l1_id.into(),
                 origin_registry: d1.registry,
                 resolver: BRIDGE_RESOLVER,
             },
@@ -163,7 +163,7 @@ impl TwoChains {
     fn config(&self, url: &str, only: Option<u64>) -> Config {
         let mut config = support::config_of(url, self.chains.clone());
         if let Some(id) = only {
-            config.retain_chains(&[id]).unwrap();
+            config.retain_chains(&[id.into()]).unwrap();
         }
         config
     }
@@ -305,7 +305,7 @@ async fn l2_names_are_canonical_exactly_while_the_bridge_is_up() {
     assert_eq!(starting_with(&conn, "alice").await, ["alice.base.eth", "alice.eth"]);
 
     // Primary names: the L2's own for its coin type, the default registrar's otherwise.
-    let l2_coin = evm_coin_type(net.l2_id);
+    let l2_coin = evm_coin_type(net.l2_id.into());
     assert_eq!(primary_name(&conn, net.holder, l2_coin).await, "alice.base.eth");
     assert_eq!(primary_name(&conn, net.default_only, l2_coin).await, "alice.eth");
     assert_eq!(primary_name(&conn, net.holder, 0x8000_0000).await, "alice.eth");

@@ -21,7 +21,7 @@ pub(crate) async fn wait_for_hash(db: &DatabaseConnection, chain: u64, driver: &
         driver.provider().get_block_by_number(head.into()).await.unwrap().unwrap().header.hash;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let cp = read_checkpoint(db, chain).await.unwrap();
+        let cp = read_checkpoint(db, chain.into()).await.unwrap();
         if cp
             .as_ref()
             .is_some_and(|c| c.block_number == head && c.block_hash == format!("{hash:#x}"))
@@ -138,7 +138,7 @@ async fn reorgs_at_depths_equal_a_fresh_index(backend: Backend, chain_id: u64) {
     let actual = ensemble::dump::dump(&service.db).await.unwrap();
     // The journal holds only the unfinalized tail of the chain.
     let head = alloy::providers::Provider::get_block_number(driver.provider()).await.unwrap();
-    let windows = ensemble::store::journal::windows(&service.db, chain_id).await.unwrap();
+    let windows = ensemble::store::journal::windows(&service.db, chain_id.into()).await.unwrap();
     assert!(!windows.is_empty(), "blocks near the head are journaled");
     assert!(
         windows.iter().all(|w| w.window_end as u64 + FINALITY + 1 >= head),

@@ -19,7 +19,7 @@ const FINALITY: u64 = 6;
 /// Waits for `service` to reach the chain's head, stops it, and compares its state with a
 /// fresh index of the chain.
 async fn assert_fresh(service: Service, chain: &ChainConfig, driver: &Driver, what: &str) {
-    wait_for_hash(&service.db, chain.id, driver).await;
+    wait_for_hash(&service.db, chain.id.get(), driver).await;
     let actual = ensemble::dump::dump(&service.db).await.unwrap();
     service.stop().await;
     assert_same(&actual, &fresh_dump(chain, driver).await, what);

@@ -13,7 +13,7 @@ use sea_orm::DatabaseConnection;
 use crate::support::{self, Backend, TestDb};
 
 async fn checkpoint(db: &DatabaseConnection, chain: u64) -> u64 {
-    read_checkpoint(db, chain).await.ok().flatten().map_or(0, |c| c.block_number)
+    read_checkpoint(db, chain.into()).await.ok().flatten().map_or(0, |c| c.block_number)
 }
 
 /// Kills the child with SIGKILL once the checkpoint passes `at`; returns where it stood.

@@ -90,7 +90,7 @@ async fn no_secret_in_any_log_line(backend: Backend, chain_id: u64, json: bool) 
     let dead = format!("127.0.0.1:{}", support::free_port());
     // The dead endpoint's chain is another id: the node behind the live one is only one chain.
     let mut dead_chain = chain.clone();
-    dead_chain.id = chain_id + 1;
+    dead_chain.id = (chain_id + 1).into();
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("secrets.toml");
     write_config(

@@ -196,7 +196,7 @@ async fn status_tells_the_truth(backend: Backend, chain_id: u64) {
         .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let checkpoint =
-        ensemble::store::writer::read_checkpoint(&conn, chain_id).await.unwrap().unwrap();
+        ensemble::store::writer::read_checkpoint(&conn, chain_id.into()).await.unwrap().unwrap();
     assert_eq!(checkpoint.block_number, last, "still paused: {again}");
     run.kill();
     let run = Process::start("run", &config).await;

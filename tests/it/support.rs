@@ -163,7 +163,7 @@ pub fn emitter_code() -> Vec<u8> {
 pub async fn wait_for_block(db: &DatabaseConnection, chain: u64, block: u64) {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let at = read_checkpoint(db, chain).await.ok().flatten().map(|c| c.block_number);
+        let at = read_checkpoint(db, chain.into()).await.ok().flatten().map(|c| c.block_number);
         if at.is_some_and(|b| b >= block) {
             return;
         }
@@ -231,7 +231,7 @@ pub async fn reference_dump(chain: &ChainConfig, last: u64) -> String {
     let db = TestDb::new(Backend::Sqlite).await;
     let service =
         ensemble::Service::start(&config(&db.url, chain.clone())).await.expect("service starts");
-    wait_for_block(&service.db, chain.id, last).await;
+    wait_for_block(&service.db, chain.id.get(), last).await;
     let dump = ensemble::dump::dump(&service.db).await.expect("dump");
     service.stop().await;
     dump
@@ -333,7 +333,7 @@ impl LongRun {
 pub async fn fresh_dump(chain: &ChainConfig, driver: &Driver) -> String {
     let db = TestDb::new(Backend::Sqlite).await;
     let service = ensemble::Service::start(&config(&db.url, chain.clone())).await.unwrap();
-    crate::reorg::wait_for_hash(&service.db, chain.id, driver).await;
+    crate::reorg::wait_for_hash(&service.db, chain.id.get(), driver).await;
     let dump = ensemble::dump::dump(&service.db).await.unwrap();
     service.stop().await;
     dump

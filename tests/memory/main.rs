@@ -153,7 +153,7 @@ async fn dirty_rows_measured() {
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("memory.db").display());
     let db = database::connect(&url).await.expect("connect");
     // No cache: what stays allocated is the dirty set alone.
-    let mut store = EntityStore::new(db, 1, 0);
+    let mut store = EntityStore::new(db, ensemble::ChainId(1), 0);
     // The store's first reads load the chain's contract codes and domain numbers.
     store.record_event(history(0)).await.expect("record");
     let before = live();

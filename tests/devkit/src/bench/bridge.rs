@@ -18,13 +18,14 @@ use super::{
     BenchError,
     namegraph::{CHAIN_ID, REGISTRY},
 };
+use ensemble::ChainId;
 use ensemble::{
     ens::{IndexContext, event::RegistrySource, name::domain_id, registry},
     store::{Checkpoint, EntityStore, StoreError},
 };
 
 /// The bridged chain the bench pretends to link to.
-pub const TARGET_CHAIN: u64 = 4_242;
+pub const TARGET_CHAIN: ChainId = ChainId(4_242);
 /// The bridge's resolver.
 pub const BRIDGE_RESOLVER: Address = Address::repeat_byte(0xb1);
 /// Runs of each query per state.
@@ -92,7 +93,7 @@ pub async fn run(db: &DatabaseConnection) -> Result<BridgeReport, BenchError> {
 
     // What the indexer writes at creation for names below an origin: done once, here.
     let started = Instant::now();
-    let link = -(TARGET_CHAIN as i64);
+    let link = -(TARGET_CHAIN.column());
     let relink = format!(
         "WITH RECURSIVE below(seq) AS (SELECT seq FROM domains WHERE parent_seq = {origin} \
          UNION ALL SELECT d.seq FROM domains d JOIN below b ON d.parent_seq = b.seq) \
@@ -106,7 +107,7 @@ pub async fn run(db: &DatabaseConnection) -> Result<BridgeReport, BenchError> {
         .rows_affected();
     let relink_secs = started.elapsed().as_secs_f64();
     let bridge = namegraph_bridge::Model {
-        target_chain: TARGET_CHAIN as i64,
+        target_chain: TARGET_CHAIN.column(),
         origin_domain: origin_id,
         resolver: domain::RawAddress::new(BRIDGE_RESOLVER.0.0),
         target_domain: domain_id(TARGET_CHAIN, REGISTRY, namehash("eth")),

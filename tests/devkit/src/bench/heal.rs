@@ -55,7 +55,7 @@ pub async fn run(
     labels: &Path,
     chain_id: u64,
 ) -> Result<HealReport, BenchError> {
-    let checkpoint = read_checkpoint(db, chain_id)
+    let checkpoint = read_checkpoint(db, chain_id.into())
         .await?
         .ok_or_else(|| BenchError::Run(format!("chain {chain_id} is not indexed here")))?;
     let domains = entities::domain::Entity::find()
@@ -73,7 +73,7 @@ pub async fn run(
         std::fs::write(&path, body).map_err(|e| BenchError::Run(e.to_string()))?;
         Ok(path)
     };
-    let mut store = EntityStore::new(db.clone(), chain_id, BUDGET);
+    let mut store = EntityStore::new(db.clone(), chain_id.into(), BUDGET);
     // Whatever the log held before is applied first, untimed.
     apply_log(&mut store).await.map_err(|e| BenchError::Run(e.to_string()))?;
     store.flush(&checkpoint, None).await?;

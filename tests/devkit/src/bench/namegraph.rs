@@ -22,6 +22,7 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use sea_orm::{DatabaseConnection, TransactionTrait};
 
 use super::BenchError;
+use ensemble::ChainId;
 use ensemble::{
     ens::name::{
         child_node, domain_id, hex_address, interpret_label, labelhash, resolver_record_id,
@@ -30,7 +31,7 @@ use ensemble::{
 };
 
 /// Chain id of the generated namegraph (mainnet).
-pub const CHAIN_ID: u64 = 1;
+pub const CHAIN_ID: ChainId = ChainId(1);
 /// Mainnet `ENSRegistryWithFallback`.
 pub const REGISTRY: Address = address!("0x00000000000C2E074eC69A0dFB2997BA6C7d2e1e");
 /// Mainnet `BaseRegistrarImplementation`.
@@ -163,7 +164,7 @@ impl Builder {
         let mut row = domain::Model {
             id: id.clone(),
             seq,
-            chain_id: CHAIN_ID as i64,
+            chain_id: CHAIN_ID.column(),
             label_hash: RawHash::new(hash.0),
             parent_seq: parent.map(|p| p.seq),
             owner: owner.parse().ok(),
@@ -187,7 +188,7 @@ impl Builder {
             self.batch.registrations.push(registration::Model {
                 id: registration::RegistrationKey::new(&id, 0),
                 kind: "BaseRegistrar".into(),
-                registrar_chain_id: CHAIN_ID as i64,
+                registrar_chain_id: CHAIN_ID.column(),
                 registrar: hex_address(BASE_REGISTRAR),
                 registrant: Some(owner.clone()),
                 start: created_at,

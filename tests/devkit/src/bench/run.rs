@@ -48,7 +48,7 @@ pub fn mainnet_chain() -> Result<ChainConfig, BenchError> {
         .map_err(|e| BenchError::Run(format!("config/mainnet.toml: {e}")))?;
     ns.chains
         .into_iter()
-        .find(|c| c.id == 1)
+        .find(|c| c.id.get() == 1)
         .ok_or_else(|| BenchError::Run("config/mainnet.toml has no chain 1".into()))
 }
 
@@ -257,7 +257,7 @@ fn bench_chain(
     rpc_url: Option<String>,
 ) -> Result<ChainConfig, BenchError> {
     let mut chain = mainnet_chain()?;
-    chain.id = header.chain_id;
+    chain.id = header.chain_id.into();
     chain.rpc_url = rpc_url;
     chain.start_block = header.first_block;
     chain.end_block = Some(header.last_block);
@@ -286,7 +286,7 @@ pub async fn run(
     let reader = CorpusReader::open(&options.corpus)?;
     let header = *reader.header();
     let db = ensemble::store::database::connect(&options.database_url).await?;
-    if ensemble::store::writer::read_checkpoint(&db, header.chain_id).await?.is_some() {
+    if ensemble::store::writer::read_checkpoint(&db, header.chain_id.into()).await?.is_some() {
         return Err(BenchError::Run(format!(
             "{} already holds chain {}: bench runs need a fresh database",
             options.database_url, header.chain_id
@@ -345,7 +345,7 @@ async fn run_rpc(
     let (server, url) = match &options.rpc_url {
         Some(url) => {
             // Another process serves it: make sure it is this corpus's chain.
-            let client = RpcClient::new(url, header.chain_id)
+            let client = RpcClient::new(url, header.chain_id.into())
                 .map_err(|e| BenchError::Run(format!("rpc url: {e}")))?;
             let head = client.block_number().await.map_err(|e| BenchError::Run(e.to_string()))?;
             if head != header.last_block {

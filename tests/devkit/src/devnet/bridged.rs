@@ -116,7 +116,12 @@ impl BridgedDeployment {
             managed_name: self.name.clone(),
             namegraph: NamegraphRole::Bridged,
             bridge: Some(bridge),
-            ..ChainConfig::local(chain_id, &format!("bridged {}", self.name), rpc_url, contracts)
+            ..ChainConfig::local(
+                chain_id.into(),
+                &format!("bridged {}", self.name),
+                rpc_url,
+                contracts,
+            )
         }
     }
 }

@@ -228,6 +228,6 @@ impl Deployment {
             contract(ContractRole::BaseRegistrar, self.base_registrar),
             contract(ContractRole::Controller, self.controller),
         ];
-        ChainConfig::local(chain_id, "devnet", rpc_url, contracts)
+        ChainConfig::local(chain_id.into(), "devnet", rpc_url, contracts)
     }
 }
