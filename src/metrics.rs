@@ -22,11 +22,12 @@
 //! The `metrics` facade has one process-wide recorder by design; it is installed once and
 //! the handle is passed to the HTTP layer explicitly.
 
-use crate::chain_id::ChainId;
 use std::{sync::OnceLock, time::Duration};
 
 use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+
+use crate::ChainId;
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 

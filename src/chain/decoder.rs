@@ -7,7 +7,6 @@
 //! it was asked before; when the node cannot serve that historical state the value stays
 //! unknown, counted (`ensemble_text_values_unknown_total`) and logged.
 
-use crate::chain_id::ChainId;
 use std::{collections::HashMap, sync::Arc};
 
 use actix::prelude::*;
@@ -25,6 +24,7 @@ use super::{
     source::SharedSource,
 };
 use crate::{
+    ChainId,
     ens::{
         DecodedEvent, EnsEvent, EventMeta,
         abi::Resolver,

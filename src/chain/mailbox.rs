@@ -2,10 +2,11 @@
 //! queue lengths, so senders count a message in before `send` and the receiving actor counts
 //! it out when it starts handling it.
 
-use crate::chain_id::ChainId;
 use std::time::Instant;
 
 use metrics::{Counter, Gauge, Histogram};
+
+use crate::ChainId;
 
 /// Depth gauge of one actor's mailbox, labelled `chain` and `actor`, with the counters of
 /// what goes in (sent by `from`) and out.

@@ -2,13 +2,13 @@
 //! ([`GetStatus`]), the pace sampled every [`STATUS_INTERVAL`], and the status row written to
 //! the database for every process to read.
 
-use crate::chain_id::ChainId;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use entities::chain_status;
 
 use super::supervisor::ChainSupervisor;
+use crate::ChainId;
 
 /// A chain that has synced stays `following` while it lags the head by at most this many
 /// blocks: new blocks arrive all the time, and readiness must not flap with each of them.

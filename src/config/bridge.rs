@@ -1,9 +1,10 @@
 //! Bridges: `[chains.bridge]` as configured, and [`Bridge`], a bridge of the namespace with both
 //! sides resolved.
 
-use crate::chain_id::ChainId;
 use alloy::primitives::Address;
 use serde::Deserialize;
+
+use crate::ChainId;
 
 /// `[chains.bridge]`: where a bridged chain's names hang in the namegraph.
 #[derive(Clone, Debug, Deserialize)]

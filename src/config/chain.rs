@@ -1,14 +1,13 @@
 //! `[[chains]]`: one chain to index, its contracts, and where its names hang in the
 //! namegraph.
 
-use crate::chain_id::ChainId;
 use std::time::Duration;
 
 use alloy::primitives::Address;
 use serde::Deserialize;
 
 use super::BridgeConfig;
-use crate::ens::role::ContractRole;
+use crate::{ChainId, ens::role::ContractRole};
 
 /// `[[chains]]`.
 #[derive(Clone, Debug, Deserialize)]

@@ -11,12 +11,12 @@
 //! events arrive in; and since the bridge's state is read from the origin row at query time,
 //! a bridge going up or down rewrites no domain.
 
-use crate::chain_id::ChainId;
 use std::collections::HashMap;
 
 use alloy::{ens::namehash, primitives::B256};
 use entities::domain::LINK_ROOT;
 
+use crate::ChainId;
 use crate::config::{Bridge, NamegraphRole};
 
 /// The link rules of one chain.

@@ -1,7 +1,6 @@
 //! [`IndexContext`]: the facts about a chain that handlers need (chain id, which registry ids
 //! are built from, the node a registrar manages).
 
-use crate::chain_id::ChainId;
 use alloy::primitives::{Address, B256, U256};
 use entities::{domain::RawAddress, domain_key::DomainKey};
 
@@ -9,6 +8,7 @@ use super::{
     canonical::Links,
     name::{self, domain_id},
 };
+use crate::ChainId;
 
 /// Seconds of grace after a `.eth` registration expires (90 days), during which only the
 /// previous owner may renew.

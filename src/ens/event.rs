@@ -1,10 +1,11 @@
 //! [`EnsEvent`]: every ENS event the handlers understand, decoded and typed, with the
 //! coordinates of the log that carried it ([`EventMeta`]).
 
-use crate::chain_id::ChainId;
 use std::sync::Arc;
 
 use alloy::primitives::{Address, B256, Bytes, LogData, U256};
+
+use crate::ChainId;
 
 /// Where an event came from. Ordering of events is `(block_number, log_index)`: the log index
 /// is unique within a block, so it also orders transactions.

@@ -1,9 +1,10 @@
 //! Names and labels: labelhash, child nodes, ENSIP-15 interpretation of labels, DNS-encoded
 //! names, and the Omnigraph id formats. Pure functions only.
 
-use crate::chain_id::ChainId;
 use alloy::primitives::{Address, B256, keccak256};
 use entities::{domain_key::DomainKey, resolver_record_key::ResolverRecordKey};
+
+use crate::ChainId;
 
 /// keccak256 of a label.
 pub fn labelhash(label: &str) -> B256 {

@@ -6,13 +6,13 @@
 //! the name is stored as that resolver's `name` record for the reverse node: the same row a
 //! legacy reverse resolver's `NameChanged` fills, journaled and rolled back the same way.
 
-use crate::chain_id::ChainId;
 use alloy::{
     ens::namehash,
     primitives::{Address, B256},
 };
 
 use super::{HandlerError, IndexContext, event::EventMeta, resolver};
+use crate::ChainId;
 use crate::store::EntityStore;
 
 /// ENSIP-11's bit that marks an EVM chain's coin type.

@@ -2,7 +2,6 @@
 //! [`RpcClient::retry`]: exponential backoff with full jitter, bounded attempts, and a counter
 //! per outcome so retries are visible in `/metrics`.
 
-use crate::chain_id::ChainId;
 use std::{
     future::Future,
     sync::{Arc, Mutex},
@@ -18,6 +17,7 @@ use alloy::{
 use rand::Rng;
 
 use super::RpcError;
+use crate::ChainId;
 
 /// Attempts per call before the error is handed to the caller (≈1 minute of backoff).
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;

@@ -8,13 +8,13 @@
 //! Numbers handed out for rows that are never committed (a failed flush, a rolled-back
 //! window) are skipped, not reused: a gap is harmless, a reused number would not be.
 
-use crate::chain_id::ChainId;
 use std::collections::HashMap;
 
 use entities::domain;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
 
 use super::StoreError;
+use crate::ChainId;
 
 /// Next creation number per chain.
 #[derive(Debug, Default)]

@@ -13,7 +13,6 @@
 //! found through two small in-memory indexes kept here. A domain's label and parent never
 //! change after creation, so these indexes never go stale.
 
-use crate::chain_id::ChainId;
 use entities::{
     domain::{self, DomainKey},
     event, event_block, event_transaction,
@@ -32,6 +31,7 @@ use super::{
     heal_index::NewRows, memory_budget::MemoryBudget, row_size::RowSize, table::load,
     tables::CachedTables,
 };
+use crate::ChainId;
 
 /// Handler-facing view of the database for one chain.
 #[derive(Debug)]

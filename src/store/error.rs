@@ -1,7 +1,8 @@
 //! [`StoreError`]: failures of the storage layer.
 
-use crate::chain_id::ChainId;
 use sea_orm::DbErr;
+
+use crate::ChainId;
 
 /// A storage failure.
 #[derive(Debug, thiserror::Error)]

@@ -13,7 +13,6 @@
 //! appending takes the table's `EXCLUSIVE` lock (plain reads still proceed), held to commit,
 //! as the last lock of its transaction so that it cannot close a cycle with row locks.
 
-use crate::chain_id::ChainId;
 use entities::{
     checkpoint,
     label_heal::{self, RawHash},
@@ -25,6 +24,7 @@ use sea_orm::{
 };
 
 use super::{StoreError, writer::MAX_BINDS_PER_STATEMENT};
+use crate::ChainId;
 
 /// Entries read per query when a chain catches up with the log.
 pub const READ_CHUNK: u64 = 10_000;

@@ -14,7 +14,6 @@
 //! Address and text records are journaled per resolver record (`record_entries`: all of a
 //! record's address and text rows), which also covers `VersionChanged` deleting them.
 
-use crate::chain_id::ChainId;
 use std::collections::{BTreeSet, HashMap};
 
 use entities::{
@@ -32,6 +31,7 @@ use super::{
     tables::WriteBehind,
     writer::{Changes, Checkpoint, MAX_BINDS_PER_STATEMENT, upsert},
 };
+use crate::ChainId;
 
 /// The window a journaled flush covers.
 #[derive(Clone, Debug, PartialEq, Eq)]

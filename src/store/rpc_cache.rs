@@ -3,11 +3,11 @@
 //! block *hash* and the call, so a re-index or a restart does not ask the node again and a
 //! reorganized block is never answered from another block's call.
 
-use crate::chain_id::ChainId;
 use entities::rpc_cache;
 use sea_orm::{DatabaseConnection, EntityTrait, sea_query::OnConflict};
 
 use super::StoreError;
+use crate::ChainId;
 
 /// The cached answer under `key`, as it was stored (JSON).
 pub async fn read(db: &DatabaseConnection, key: &str) -> Result<Option<String>, StoreError> {

@@ -2,11 +2,11 @@
 //! every second and after every operator command, and which `/status`, `/ready` and GraphQL's
 //! `indexingStatus` read in every process.
 
-use crate::chain_id::ChainId;
 use entities::chain_status;
 use sea_orm::{DatabaseConnection, EntityTrait, IntoActiveModel, sea_query::OnConflict};
 
 use super::StoreError;
+use crate::ChainId;
 
 /// Inserts or replaces the status row of `row.chain_id`.
 pub async fn write_status(

@@ -2,7 +2,6 @@
 //! checkpoint. Rows go out as upserts (`INSERT .. ON CONFLICT DO UPDATE`): chunked multi-row
 //! `VALUES` on SQLite, one array per column on PostgreSQL ([`super::unnest_upsert`]).
 
-use crate::chain_id::ChainId;
 use entities::{
     checkpoint, contract, event, event_block, event_transaction, resolver_address, resolver_text,
 };
@@ -13,6 +12,7 @@ use sea_orm::{
 };
 
 use super::{StoreError, journal::JournalWindow, tables::CachedRows};
+use crate::ChainId;
 
 /// SQLite allows 32 766 bound values per statement and PostgreSQL 65 535; chunks stay under
 /// this many values so one chunk fits either engine.
