@@ -23,11 +23,6 @@ impl ChainId {
     pub const fn column(self) -> i64 {
         self.0 as i64
     }
-
-    /// The id of a `chain_id` column's value.
-    pub const fn from_column(value: i64) -> Self {
-        Self(value as u64)
-    }
 }
 
 impl From<u64> for ChainId {
