@@ -36,7 +36,7 @@ static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 /// Why: the recorder keeps every histogram sample until then, and without upkeep only a
 /// scrape of `/metrics` folds them, so a process nobody scrapes grows by every event's
 /// samples (the handler's time per event, each message's mailbox wait). At 1.5M events that
-/// was 21 MB of the heap's peak (heaptrack, BENCHMARKS.md, fourteenth session), and it grows
+/// was 21 MB of the heap's peak (heaptrack, BENCHMARKS.md, the record-key runs), and it grows
 /// without bound.
 pub const UPKEEP_INTERVAL: Duration = Duration::from_secs(1);
 

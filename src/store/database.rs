@@ -35,7 +35,7 @@ pub const SQLITE_PAGE_BYTES: u32 = 16 * 1024;
 /// WAL and the checkpoint copies each into the file. Checkpointing every few flushes instead
 /// of every one copies a page rewritten in between once: at 5M events, 100,000 pages (1.6 GB)
 /// instead of 10,000 cut the bytes written to disk from 53.8 to 38.3 GB and the commits from
-/// 157 to 98 s (BENCHMARKS.md, twelfth session). The price is disk: the WAL file grew to 2.2 GB
+/// 157 to 98 s (BENCHMARKS.md, the smaller-keys runs). The price is disk: the WAL file grew to 2.2 GB
 /// there, and keeps its size once grown.
 pub const SQLITE_WAL_AUTOCHECKPOINT_PAGES: u32 = 100_000;
 

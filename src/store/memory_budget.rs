@@ -9,7 +9,7 @@
 //! connections' page caches (`database::SQLITE_CACHE_KIB` each), the batches queued in the
 //! mailboxes and the allocator's own slack.
 //!
-//! The shares follow what each buys (BENCHMARKS.md, "Eleventh session"). The read cache
+//! The shares follow what each buys (BENCHMARKS.md, the memory-budget runs). The read cache
 //! saves the prefetch's queries, which compete with the writer for the two cores: at 512 MiB,
 //! 128 MiB of read cache instead of 64 took handler time from 29.7 to 25.0 s at 1.5M events.
 //! Larger flushes write fewer, fuller pages and commit less often. The writer's page cache
