@@ -11,7 +11,7 @@ use crate::{
     admin::{Admin, Chains},
     chain::{
         ChainSupervisor,
-        control::{Command, Control},
+        control::{Command, Control, Halt},
     },
     config::Config,
     error::Error,
@@ -177,13 +177,21 @@ impl Service {
         if tokio::time::timeout(timeout, drains).await.is_err() {
             tracing::warn!(target: "ensemble", ?timeout, "Shutdown deadline passed; exiting with work uncommitted (it resumes from the checkpoint)");
         }
+        // Drained chains are idle; one still draining is ended here (within the same
+        // deadline), so nothing of this service writes once it has returned.
+        let _ = tokio::time::timeout(timeout, self.halt_chains()).await;
         let _ = tokio::time::timeout(timeout, self.server.stop(true)).await;
         store::database::truncate_wal(&self.db).await;
     }
 
-    /// Stops at once without committing in-flight work (tests and fatal exits).
+    /// Stops at once without committing in-flight work (tests and fatal exits): once it
+    /// returns, no chain of this service reads or writes any more.
     pub async fn stop(self) {
+        self.halt_chains().await;
         self.server.stop(true).await;
-        drop(self.chains);
+    }
+
+    async fn halt_chains(&self) {
+        futures::future::join_all(self.chains.values().map(|addr| addr.send(Halt))).await;
     }
 }

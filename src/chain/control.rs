@@ -1,6 +1,6 @@
 //! Operator commands: [`Control`] runs a [`Command`] (restart, pause, resume, shutdown) on a
 //! chain's supervisor and answers with its status; a paused chain still reads the head now
-//! and then, so its lag stays true.
+//! and then, so its lag stays true. [`Halt`] ends a supervisor for good.
 
 use std::time::Duration;
 
@@ -28,6 +28,27 @@ pub enum Command {
 #[derive(Debug, Message)]
 #[rtype(result = "ChainStatus")]
 pub struct Control(pub Command);
+
+/// Ends the supervisor at once: its pipeline is dropped without a final flush (a write
+/// already in flight is waited for, so the database holds whole batches only), then the
+/// supervisor stops. Until then the pipeline keeps indexing: the fetcher's reports hold the
+/// supervisor alive, so dropping its address alone does not end it.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Halt;
+
+impl actix::Handler<Halt> for ChainSupervisor {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, _: Halt, ctx: &mut Self::Context) -> Self::Result {
+        tracing::info!(target: "indexer::supervisor", chain = self.chain.id.get(), "Halt");
+        let drained = self.drain(ctx, false);
+        AtomicResponse::new(Box::pin(drained.into_actor(self).map(|(), act, ctx| {
+            act.phase = Phase::Stopped;
+            ctx.stop();
+        })))
+    }
+}
 
 /// How often a paused chain still reads the head, so its lag stays true.
 pub const PAUSED_HEAD_POLL: Duration = Duration::from_secs(5);

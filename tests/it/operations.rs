@@ -1,7 +1,7 @@
 //! What an operator meets around the edges: a port in use and a database that is down are
 //! reported at once and plainly; `dump` changes nothing (not even the schema); a graceful stop
-//! leaves SQLite's write-ahead log empty; every documented series of a chain exists from the
-//! start, the fetcher's mailbox included.
+//! leaves SQLite's write-ahead log empty; a stopped service writes nothing more; every
+//! documented series of a chain exists from the start, the fetcher's mailbox included.
 
 use std::{
     process::{Command, Stdio},
@@ -143,3 +143,39 @@ async fn every_series_of_a_chain_exists_from_the_start() {
     }
     service.stop().await;
 }
+
+/// Once `Service::stop` or `Service::shutdown` has returned, the service's chains write
+/// nothing more: the next indexer started on the same database is its only writer. The chain
+/// grows after the stop; the checkpoint must not.
+async fn a_stopped_service_writes_nothing_more(backend: Backend, chain_id: u64) {
+    use ensemble::store::writer::read_checkpoint;
+    let (anvil, mut driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
+    let mut chain = scenario.deployment.chain_config(chain_id, &anvil.url);
+    chain.poll_interval_ms = 20;
+    let db = TestDb::new(backend).await;
+    let config = support::config(&db.url, chain);
+    let owner = driver.accounts[1];
+    for (round, graceful) in [false, true].into_iter().enumerate() {
+        let service = Service::start(&config).await.unwrap();
+        crate::reorg::wait_for_hash(&service.db, chain_id, &driver).await;
+        let reader = service.db.clone();
+        let stopped_at = read_checkpoint(&reader, chain_id.into()).await.unwrap();
+        if graceful {
+            service.shutdown(Duration::from_secs(10)).await;
+        } else {
+            service.stop().await;
+        }
+        let d = &scenario.deployment;
+        support::activity(&mut driver, d, owner, "name010", 3, &format!("after-stop{round}")).await;
+        // Many poll intervals of a chain that moved on.
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        let now = read_checkpoint(&reader, chain_id.into()).await.unwrap();
+        assert_eq!(
+            now, stopped_at,
+            "the checkpoint moved after the service stopped (graceful: {graceful})"
+        );
+    }
+}
+
+crate::support::on_both_engines!(a_stopped_service_writes_nothing_more, 31_620);
