@@ -14,6 +14,9 @@ pub enum Error {
     /// RPC.
     #[error(transparent)]
     Rpc(#[from] crate::rpc::RpcError),
+    /// Resolution could not be set up (its HTTP client for gateways).
+    #[error("resolution: {0}")]
+    Resolution(String),
     /// The HTTP listener.
     #[error("cannot listen on {addr}: {source}")]
     Bind {

@@ -7,6 +7,7 @@
 //! chain/     per-chain actors: ChainSupervisor → Fetcher → Decoder → Handler
 //! ens/       pure ENS logic: sol! events, EnsEvent, names & labels, one handler per contract
 //! rpc/       alloy HTTP provider with retries and error classification
+//! resolution/  forward and reverse resolution (ENSIP-10, ENSIP-19, CCIP-Read): index or live
 //! store/     EntityStore (moka cache + dirty set), one-transaction flushes with the checkpoint
 //! label_import  `ensemble labels import`: text, CSV and ENSRainbow label files
 //! dump       deterministic text dump of the indexed state, for comparing databases
@@ -34,6 +35,7 @@ pub mod label_import;
 pub mod metrics;
 pub mod progress;
 pub mod redaction;
+pub mod resolution;
 pub mod rpc;
 pub mod runtime;
 pub mod service;

@@ -137,6 +137,13 @@ impl Service {
         if mode != Mode::Serve && !store::query_indexes::pending(&db).await?.is_empty() {
             actix_rt::spawn(build_query_indexes_when_synced(db.clone(), chains.clone()));
         }
+        let resolution = match mode {
+            Mode::Index => None,
+            Mode::Run | Mode::Serve => Some(std::sync::Arc::new(
+                crate::resolution::ResolutionService::new(db.clone(), config)
+                    .map_err(Error::Resolution)?,
+            )),
+        };
         let schema = (mode != Mode::Index).then(|| graphql::build_schema(db.clone()));
         let state = HttpState {
             db: db.clone(),
@@ -154,8 +161,9 @@ impl Service {
         };
         let admin = Admin::new(config.http.admin_token.clone(), chains.clone());
         let limits = http::ServerLimits::for_process(config.http.max_connections_per_client);
-        let (server, http_addr) = http::server(listener, limits, schema, prometheus, state, admin)
-            .map_err(|source| Error::Bind { addr: config.http.listen, source })?;
+        let (server, http_addr) =
+            http::server(listener, limits, schema, resolution, prometheus, state, admin)
+                .map_err(|source| Error::Bind { addr: config.http.listen, source })?;
         let handle = server.handle();
         actix_rt::spawn(server);
         tracing::info!(target: "ensemble", %http_addr, ?mode, "Listening on http://{http_addr}");

@@ -19,6 +19,7 @@ pub mod name_key;
 pub mod namegraph;
 pub mod nesting;
 pub mod query;
+pub mod resolution;
 pub mod scalars;
 pub mod schema;
 pub mod schema_retry;

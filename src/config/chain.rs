@@ -60,6 +60,11 @@ pub struct ChainConfig {
     /// ENS keeps only a reverse registrar).
     #[serde(default = "default_true")]
     pub index_resolvers: bool,
+    /// Resolvers whose records are exactly what their events say (the public resolvers):
+    /// resolution answers from the index for names that use them, and calls any other
+    /// resolver live. None of them is an ENSIP-10 extended resolver.
+    #[serde(default)]
+    pub static_resolvers: Vec<Address>,
     /// Contracts with roles.
     pub contracts: Vec<ContractConfig>,
 }
@@ -160,6 +165,7 @@ impl ChainConfig {
             namegraph: NamegraphRole::Root,
             bridge: None,
             index_resolvers: true,
+            static_resolvers: Vec::new(),
             contracts,
         }
     }

@@ -5,7 +5,7 @@
 //! (`DATABASE_URL`, `RPC_URL_<CHAIN_ID>`, `ENSEMBLE_HTTP_LISTEN`). Nothing below `main` reads
 //! the environment: `main` hands the variables to [`Config::load`].
 
-use std::{collections::HashMap, net::SocketAddr, path::Path};
+use std::{collections::HashMap, net::SocketAddr, path::Path, time::Duration};
 
 use serde::Deserialize;
 
@@ -38,6 +38,8 @@ pub struct Config {
     pub http: HttpConfig,
     /// Indexer tuning.
     pub indexer: IndexerConfig,
+    /// Resolution (forward and reverse) from the index or by live calls.
+    pub resolution: ResolutionConfig,
     /// Chains to index.
     #[serde(default)]
     pub chains: Vec<ChainConfig>,
@@ -102,6 +104,33 @@ pub struct IndexerConfig {
     /// On a fresh database, set the API's query indexes aside until every chain has caught
     /// up, then build them once (`store::query_indexes`).
     pub defer_query_indexes: bool,
+}
+
+/// `[resolution]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolutionConfig {
+    /// The index answers only while its checkpoint is at most this many blocks behind the
+    /// chain's head; further behind, resolution calls the chain live (and says so).
+    pub max_index_lag_blocks: u64,
+    /// Time one resolution may take in all, milliseconds.
+    pub timeout_ms: u64,
+    /// Time one CCIP-Read gateway request may take, milliseconds.
+    pub gateway_timeout_ms: u64,
+    /// Largest gateway response accepted, bytes.
+    pub gateway_max_bytes: usize,
+}
+
+impl ResolutionConfig {
+    /// Time one resolution may take.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+
+    /// Time one gateway request may take.
+    pub fn gateway_timeout(&self) -> Duration {
+        Duration::from_millis(self.gateway_timeout_ms)
+    }
 }
 
 /// Shortest admin token accepted: long enough that guessing is hopeless.

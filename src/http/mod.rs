@@ -13,6 +13,7 @@ pub mod descriptors;
 pub mod graphql_endpoint;
 pub mod playground;
 pub mod request_limits;
+pub mod resolve_api;
 pub mod subscriptions;
 
 use std::{net::SocketAddr, time::Duration};
@@ -184,17 +185,20 @@ impl ServerLimits {
 }
 
 /// Serves on `listener`; the caller drives the server and stops it through its handle.
-/// Without a `schema` (an indexer-only process) there is no `/graphql`.
+/// Without a `schema` (an indexer-only process) there is no `/graphql`, and without
+/// `resolution` no `/api/resolve`.
 pub fn server(
     listener: std::net::TcpListener,
     limits: ServerLimits,
     schema: Option<graphql::EnsSchema>,
+    resolution: Option<std::sync::Arc<crate::resolution::ResolutionService>>,
     prometheus: PrometheusHandle,
     state: HttpState,
     admin: Admin,
 ) -> std::io::Result<(Server, SocketAddr)> {
     let addr = listener.local_addr()?;
     let schema = schema.map(web::Data::new);
+    let resolution = resolution.map(web::Data::new);
     let prometheus = web::Data::new(prometheus);
     let state = web::Data::new(state);
     let admin = web::Data::new(admin);
@@ -227,6 +231,9 @@ pub fn server(
                 )
                 .route("/graphql", web::get().to(playground::page))
                 .route("/graphql/playground/{file}", web::get().to(playground::asset));
+        }
+        if let Some(resolution) = &resolution {
+            app = app.app_data(resolution.clone()).configure(resolve_api::configure);
         }
         app
     })

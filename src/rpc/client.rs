@@ -68,6 +68,29 @@ pub struct TxParties {
     pub to: Option<Address>,
 }
 
+/// How an `eth_call` ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// It returned this data.
+    Returned(Bytes),
+    /// It reverted with this data (empty for a bare `revert()` or running out of gas).
+    Reverted(Bytes),
+}
+
+/// The revert data of a failed call, when the node says the call reverted: JSON-RPC code 3
+/// with data (geth, anvil, reth), or an `execution reverted` message without any.
+fn reverted(
+    err: &alloy::transports::RpcError<alloy::transports::TransportErrorKind>,
+) -> Option<Bytes> {
+    let payload = err.as_error_resp()?;
+    if let Some(data) = payload.as_revert_data() {
+        return Some(data);
+    }
+    let message = payload.message.to_lowercase();
+    (payload.code == 3 || message.contains("revert") || message.contains("out of gas"))
+        .then(Bytes::new)
+}
+
 /// A chain's JSON-RPC endpoint.
 #[derive(Clone)]
 pub struct RpcClient {
@@ -145,6 +168,13 @@ impl RpcClient {
             shown_url,
             failing: None,
         })
+    }
+
+    /// The same client, giving up after `attempts` tries of a call (resolution answers a
+    /// request: it cannot wait out a minute of backoff).
+    pub fn with_max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts.max(1);
+        self
     }
 
     /// The same client, reporting the error of each failing call into `slot` (and clearing
@@ -290,6 +320,30 @@ impl RpcClient {
                 out.push(block_parts(number, &block));
             }
             Ok(out)
+        })
+        .await
+    }
+
+    /// `eth_call` of `data` on `to` after block `hash` that tells a revert (with its data:
+    /// a CCIP-Read request is a revert) from a failure of the call itself.
+    pub async fn try_call_at(
+        &self,
+        to: Address,
+        data: Bytes,
+        hash: B256,
+    ) -> Result<CallOutcome, RpcError> {
+        self.retry("eth_call", || {
+            let tx = TransactionRequest::default().to(to).input(data.clone().into());
+            async move {
+                match self.provider.call(tx).block(alloy::eips::BlockId::hash_canonical(hash)).await
+                {
+                    Ok(bytes) => Ok(CallOutcome::Returned(bytes)),
+                    Err(err) => match reverted(&err) {
+                        Some(data) => Ok(CallOutcome::Reverted(data)),
+                        None => Err(RpcError::classify(err)),
+                    },
+                }
+            }
         })
         .await
     }

@@ -4,5 +4,5 @@
 pub mod client;
 pub mod error;
 
-pub use client::{BlockInfo, RpcClient, TxParties};
+pub use client::{BlockInfo, CallOutcome, RpcClient, TxParties};
 pub use error::RpcError;

@@ -29,6 +29,7 @@ mod postgres;
 mod query_indexes;
 mod reorg;
 mod reorg_positions;
+mod resolution;
 mod restart;
 mod schema;
 mod secrets;

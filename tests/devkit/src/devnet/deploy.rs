@@ -228,6 +228,9 @@ impl Deployment {
             contract(ContractRole::BaseRegistrar, self.base_registrar),
             contract(ContractRole::Controller, self.controller),
         ];
-        ChainConfig::local(chain_id.into(), "devnet", rpc_url, contracts)
+        ChainConfig {
+            static_resolvers: vec![self.resolver, self.legacy_resolver],
+            ..ChainConfig::local(chain_id.into(), "devnet", rpc_url, contracts)
+        }
     }
 }

@@ -1,0 +1,226 @@
+//! [`ResolutionChains`]: what resolution knows of each configured chain (its registry, its
+//! static resolvers, a client for live calls) and where each chain stands: the indexed block,
+//! the head, and whether the index is fresh enough to answer ([`BlockPoint`]).
+
+use std::{
+    collections::{HashMap, HashSet},
+    time::Duration,
+};
+
+use alloy::primitives::B256;
+use graphql::resolution::{BlockRef, ResolutionError, error_code};
+use sea_orm::DatabaseConnection;
+
+use super::{index::IndexedChain, live::LiveChain};
+use crate::{
+    ChainId,
+    config::{Config, NamegraphRole},
+    ens::role::ContractRole,
+    rpc::RpcClient,
+};
+
+/// Tries per live call: resolution answers a request and cannot wait out a long backoff.
+const LIVE_CALL_ATTEMPTS: u32 = 2;
+/// How long a chain's head, once read, is taken as current.
+const HEAD_TTL: Duration = Duration::from_secs(1);
+
+/// One chain.
+#[derive(Clone, Debug)]
+pub struct ResolutionChain {
+    /// Its registry and static resolvers.
+    pub indexed: IndexedChain,
+    /// Its client for live calls, when it has an endpoint.
+    pub live: Option<LiveChain>,
+}
+
+/// Where a chain stands.
+#[derive(Clone, Debug)]
+pub struct BlockPoint {
+    /// The indexed block (the checkpoint), if any.
+    pub indexed: Option<BlockRef>,
+    /// The head, when known.
+    pub head: Option<u64>,
+    /// Whether the index may answer: indexed, and within the allowed lag of the head.
+    pub fresh: bool,
+}
+
+impl BlockPoint {
+    /// Why the index may not answer.
+    pub fn stale_reason(&self, chain_id: u64) -> String {
+        match (&self.indexed, self.head) {
+            (None, _) => format!("chain {chain_id} is not indexed yet"),
+            (Some(b), Some(head)) => format!(
+                "the index of chain {chain_id} is at block {}, {} behind the head",
+                b.number,
+                head.saturating_sub(b.number)
+            ),
+            (Some(_), None) => format!("chain {chain_id}'s head is unknown"),
+        }
+    }
+}
+
+/// Every configured chain, and the namespace's root.
+#[derive(Debug)]
+pub struct ResolutionChains {
+    chains: HashMap<u64, ResolutionChain>,
+    /// Every configured chain, with a registry or not (a chain may hold only a reverse
+    /// registrar).
+    configured: Vec<u64>,
+    root: Option<u64>,
+    max_lag: u64,
+    heads: moka::sync::Cache<u64, u64>,
+}
+
+impl ResolutionChains {
+    /// The chains of `config`: each with a registry is resolvable; the first root chain is
+    /// where the walk of a name begins.
+    pub fn from_config(config: &Config) -> Self {
+        let mut chains = HashMap::new();
+        let mut root = None;
+        for chain in &config.chains {
+            let Some(registry) = chain
+                .contracts
+                .iter()
+                .find(|c| c.role == ContractRole::Registry)
+                .map(|c| c.address)
+            else {
+                continue;
+            };
+            let id = chain.id.get();
+            let live = chain.rpc_url.as_deref().filter(|u| !u.is_empty()).and_then(|url| {
+                let timeout = chain.request_timeout().min(config.resolution.timeout());
+                match RpcClient::with_timeout(url, chain.id, timeout) {
+                    Ok(rpc) => Some(LiveChain {
+                        chain_id: id,
+                        rpc: rpc.with_max_attempts(LIVE_CALL_ATTEMPTS),
+                        registry,
+                    }),
+                    Err(err) => {
+                        tracing::warn!(target: "ensemble::resolution", chain = id, error = %err, "No live resolution on this chain");
+                        None
+                    }
+                }
+            });
+            let indexed = IndexedChain {
+                chain_id: id,
+                registry,
+                static_resolvers: chain.static_resolvers.iter().copied().collect::<HashSet<_>>(),
+            };
+            if root.is_none() && chain.namegraph == NamegraphRole::Root {
+                root = Some(id);
+            }
+            chains.insert(id, ResolutionChain { indexed, live });
+        }
+        let mut configured: Vec<u64> = config.chains.iter().map(|c| c.id.get()).collect();
+        configured.sort_unstable();
+        configured.dedup();
+        Self {
+            chains,
+            configured,
+            root,
+            max_lag: config.resolution.max_index_lag_blocks,
+            heads: moka::sync::Cache::builder().max_capacity(64).time_to_live(HEAD_TTL).build(),
+        }
+    }
+
+    /// The root chain.
+    pub fn root(&self) -> Result<&ResolutionChain, ResolutionError> {
+        self.root.and_then(|id| self.chains.get(&id)).ok_or_else(|| {
+            ResolutionError::new(
+                error_code::CHAIN_UNAVAILABLE,
+                "no root chain with a registry is configured",
+            )
+        })
+    }
+
+    /// The configured chain ids, ascending.
+    pub fn ids(&self) -> Vec<u64> {
+        self.configured.clone()
+    }
+
+    /// The chains' registries and static resolvers, for the index path.
+    pub fn indexed(&self) -> HashMap<u64, IndexedChain> {
+        self.chains.iter().map(|(id, c)| (*id, c.indexed.clone())).collect()
+    }
+
+    /// Where `chain_id` stands.
+    pub async fn point(
+        &self,
+        db: &DatabaseConnection,
+        chain_id: u64,
+    ) -> Result<BlockPoint, ResolutionError> {
+        let checkpoint = crate::store::writer::read_checkpoint(db, ChainId(chain_id))
+            .await
+            .map_err(|err| {
+                tracing::warn!(target: "ensemble::resolution", error = %err, "Reading a checkpoint failed");
+                ResolutionError::new(error_code::INTERNAL, "the index could not be read")
+            })?;
+        let indexed =
+            checkpoint.map(|c| BlockRef { chain_id, number: c.block_number, hash: c.block_hash });
+        let head = self.head(db, chain_id).await;
+        let fresh = indexed
+            .as_ref()
+            .is_some_and(|b| head.is_none_or(|h| h.saturating_sub(b.number) <= self.max_lag));
+        Ok(BlockPoint { indexed, head, fresh })
+    }
+
+    /// The chain's head: from its endpoint (read at most once a second), else as its
+    /// indexer last reported it.
+    async fn head(&self, db: &DatabaseConnection, chain_id: u64) -> Option<u64> {
+        if let Some(head) = self.heads.get(&chain_id) {
+            return Some(head);
+        }
+        let live = self.chains.get(&chain_id).and_then(|c| c.live.as_ref());
+        let head = match live {
+            Some(live) => live.rpc.block_number().await.ok(),
+            None => None,
+        };
+        let head = match head {
+            Some(head) => Some(head),
+            None => {
+                use sea_orm::EntityTrait;
+                entities::chain_status::Entity::find_by_id(i64::try_from(chain_id).ok()?)
+                    .one(db)
+                    .await
+                    .ok()
+                    .flatten()
+                    .and_then(|s| u64::try_from(s.head_block).ok())
+                    .filter(|h| *h > 0)
+            }
+        };
+        if let Some(head) = head {
+            self.heads.insert(chain_id, head);
+        }
+        head
+    }
+
+    /// The block a live answer on `chain` is given at: the indexed block while the index is
+    /// fresh (so live and index answers are for one block), else the head.
+    pub async fn live_block(
+        &self,
+        chain: &LiveChain,
+        point: &BlockPoint,
+    ) -> Result<BlockRef, ResolutionError> {
+        if point.fresh
+            && let Some(indexed) = &point.indexed
+        {
+            return Ok(indexed.clone());
+        }
+        let failed = |err: crate::rpc::RpcError| {
+            ResolutionError::new(error_code::RPC_FAILED, format!("chain {}: {err}", chain.chain_id))
+        };
+        let number = chain.rpc.block_number().await.map_err(failed)?;
+        let block = chain.rpc.block(number).await.map_err(failed)?;
+        Ok(BlockRef { chain_id: chain.chain_id, number, hash: format!("{:#x}", block.hash) })
+    }
+}
+
+/// The hash of `block`.
+pub fn block_hash(block: &BlockRef) -> Result<B256, ResolutionError> {
+    block.hash.parse().map_err(|_| {
+        ResolutionError::new(
+            error_code::INTERNAL,
+            format!("block hash {:?} is not 32 bytes", block.hash),
+        )
+    })
+}

@@ -1,0 +1,277 @@
+//! Resolution from the index: the same walk as the live path, over the indexed registry
+//! (every `NewResolver` of the registry is indexed, so a node with no resolver row has none),
+//! and records from the indexed record events. It answers only what the index knows exactly:
+//!
+//! - The resolver found must be a static resolver of its chain (configured; its records are
+//!   exactly its events). Any other resolver may compute its answers: that goes live.
+//! - A static resolver on an ancestor is no resolver of the name (static resolvers are not
+//!   ENSIP-10 extended), which the index knows too.
+//! - A bridge's resolver on its origin name hands names below it to the bridged chain's
+//!   registry, where the name's own resolver must be static (the origin name itself, whose
+//!   records the bridge resolver keeps, goes live).
+//! - ABI and interface records are not indexed (their events carry no value), nor is a text
+//!   whose value could not be read when its event was indexed: those go live.
+
+use std::collections::{HashMap, HashSet};
+
+use alloy::primitives::{Address, B256};
+use entities::{
+    domain, domain_key::DomainKey, namegraph_bridge, resolver_address, resolver_record,
+    resolver_record_key::ResolverRecordKey, resolver_text,
+};
+use graphql::resolution::{ResolutionError, ResolverUsed, error_code};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
+
+use super::{
+    name::ResolvableName,
+    records::{Outcome, Record, address_value, bytes_value, pubkey_value, text_value},
+    trace::Trace,
+};
+
+/// A chain's registry and static resolvers, as the index path needs them.
+#[derive(Clone, Debug)]
+pub struct IndexedChain {
+    /// EIP-155 chain id.
+    pub chain_id: u64,
+    /// The registry its domains are keyed by.
+    pub registry: Address,
+    /// Resolvers whose records are exactly their events.
+    pub static_resolvers: HashSet<Address>,
+}
+
+/// What the index says.
+#[derive(Debug)]
+pub enum IndexAnswer {
+    /// The answer.
+    Known {
+        /// The resolver used; none when the name has no usable resolver.
+        resolver: Option<ResolverUsed>,
+        /// The records' outcomes, in the order asked.
+        outcomes: Vec<Outcome>,
+        /// The chain a bridge led to, whose freshness the caller checks too.
+        bridged_to: Option<u64>,
+    },
+    /// Only a live call can know; why.
+    Live(String),
+}
+
+fn db_error(err: sea_orm::DbErr) -> ResolutionError {
+    tracing::warn!(target: "ensemble::resolution", error = %err, "Index lookup failed");
+    ResolutionError::new(error_code::INTERNAL, "the index could not be read")
+}
+
+/// The resolvers set on `nodes[..upto]` in `chain`'s registry, by position.
+async fn resolvers_of(
+    db: &DatabaseConnection,
+    chain: &IndexedChain,
+    nodes: &[B256],
+) -> Result<Vec<Option<Address>>, ResolutionError> {
+    let keys: Vec<DomainKey> =
+        nodes.iter().map(|n| DomainKey::new(chain.chain_id, &chain.registry.0.0, &n.0)).collect();
+    let rows: Vec<(DomainKey, Option<entities::raw_hex::RawAddress>)> = domain::Entity::find()
+        .select_only()
+        .column(domain::Column::Id)
+        .column(domain::Column::Resolver)
+        .filter(domain::Column::Id.is_in(keys.clone()))
+        .into_tuple()
+        .all(db)
+        .await
+        .map_err(db_error)?;
+    let by_key: HashMap<DomainKey, Address> = rows
+        .into_iter()
+        .filter_map(|(key, resolver)| {
+            let resolver = Address::try_from(resolver?.as_bytes()).ok()?;
+            (!resolver.is_zero()).then_some((key, resolver))
+        })
+        .collect();
+    Ok(keys.iter().map(|k| by_key.get(k).copied()).collect())
+}
+
+/// Resolves `records` of `name` from the index of `root` (and of a bridged chain).
+pub async fn forward(
+    db: &DatabaseConnection,
+    root: &IndexedChain,
+    chains: &HashMap<u64, IndexedChain>,
+    name: &ResolvableName,
+    records: &[Record],
+    trace: &Trace,
+) -> Result<IndexAnswer, ResolutionError> {
+    if let Some(record) =
+        records.iter().find(|r| matches!(r, Record::Abi(_) | Record::Interface(_)))
+    {
+        return Ok(IndexAnswer::Live(format!("{} is not indexed", record.label())));
+    }
+    let nodes = name.suffix_nodes();
+    let depth = name.depth();
+    let resolvers = resolvers_of(db, root, &nodes[..depth]).await?;
+    let unset = || records.iter().map(|_| Ok(None)).collect::<Vec<_>>();
+    let Some((skip, resolver)) = resolvers.iter().enumerate().find_map(|(i, r)| r.map(|r| (i, r)))
+    else {
+        trace.step("index.walk", || "no resolver on the name or any ancestor".into());
+        return Ok(IndexAnswer::Known { resolver: None, outcomes: unset(), bridged_to: None });
+    };
+    trace.step("index.walk", || format!("{resolver:#x} set on {:?}", name.suffix(skip)));
+
+    // A bridge's resolver on its origin name leads to the bridged chain's registry.
+    let origin = DomainKey::new(root.chain_id, &root.registry.0.0, &nodes[skip].0);
+    let bridge = namegraph_bridge::Entity::find()
+        .filter(namegraph_bridge::Column::OriginDomain.eq(origin))
+        .one(db)
+        .await
+        .map_err(db_error)?
+        .filter(|b| b.resolver.as_bytes() == resolver.as_slice());
+    if let Some(bridge) = bridge {
+        if skip == 0 {
+            return Ok(IndexAnswer::Live(format!(
+                "{:?} is a bridge's origin name: its records are the bridge resolver's",
+                name.as_str()
+            )));
+        }
+        let target_chain = u64::try_from(bridge.target_chain).unwrap_or_default();
+        let Some(target) = chains.get(&target_chain) else {
+            return Ok(IndexAnswer::Live(format!(
+                "bridged chain {target_chain} is not indexed here"
+            )));
+        };
+        let target = IndexedChain {
+            registry: Address::from_slice(bridge.target_domain.registry()),
+            ..target.clone()
+        };
+        trace.step("index.bridge", || {
+            format!("{:?} leads to chain {target_chain}", name.suffix(skip))
+        });
+        let bridged = resolvers_of(db, &target, &nodes[..1]).await?;
+        let Some(resolver) = bridged[0] else {
+            return Ok(IndexAnswer::Live(format!(
+                "{:?} has no resolver on chain {target_chain}: the bridge resolver decides",
+                name.as_str()
+            )));
+        };
+        return answer(db, &target, name, nodes[0], resolver, records, trace, Some(target_chain))
+            .await;
+    }
+
+    if !root.static_resolvers.contains(&resolver) {
+        return Ok(IndexAnswer::Live(format!("{resolver:#x} is not a static resolver")));
+    }
+    if skip > 0 {
+        trace.step("index.walk", || {
+            format!("{resolver:#x} is on an ancestor and is not extended: no resolver")
+        });
+        return Ok(IndexAnswer::Known { resolver: None, outcomes: unset(), bridged_to: None });
+    }
+    answer(db, root, name, nodes[0], resolver, records, trace, None).await
+}
+
+/// The records of `node` on `resolver` (set on the name itself) of `chain`.
+#[allow(clippy::too_many_arguments)]
+async fn answer(
+    db: &DatabaseConnection,
+    chain: &IndexedChain,
+    name: &ResolvableName,
+    node: B256,
+    resolver: Address,
+    records: &[Record],
+    trace: &Trace,
+    bridged_to: Option<u64>,
+) -> Result<IndexAnswer, ResolutionError> {
+    if !chain.static_resolvers.contains(&resolver) {
+        return Ok(IndexAnswer::Live(format!(
+            "{resolver:#x} on chain {} is not a static resolver",
+            chain.chain_id
+        )));
+    }
+    let key = ResolverRecordKey::new(chain.chain_id, &resolver.0.0, &node.0);
+    let wants = |f: fn(&Record) -> bool| records.iter().any(f);
+    let row = if wants(|r| matches!(r, Record::Contenthash | Record::Name | Record::Pubkey)) {
+        resolver_record::Entity::find_by_id(key.clone()).one(db).await.map_err(db_error)?
+    } else {
+        None
+    };
+    let addresses: HashMap<i64, String> = if wants(|r| matches!(r, Record::Address(_))) {
+        resolver_address::Entity::find()
+            .filter(resolver_address::Column::RecordId.eq(key.clone()))
+            .all(db)
+            .await
+            .map_err(db_error)?
+            .into_iter()
+            .map(|row| (row.coin_type, row.address))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    let texts: HashMap<String, Option<String>> = if wants(|r| matches!(r, Record::Text(_))) {
+        let hashes: Vec<entities::raw_hex::RawHash> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Text(key) => {
+                    Some(entities::raw_hex::RawHash::new(alloy::primitives::keccak256(key).0))
+                }
+                _ => None,
+            })
+            .collect();
+        resolver_text::Entity::find()
+            .filter(resolver_text::Column::RecordId.eq(key.clone()))
+            .filter(resolver_text::Column::KeyHash.is_in(hashes))
+            .all(db)
+            .await
+            .map_err(db_error)?
+            .into_iter()
+            .map(|row| (row.key, row.value))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    let mut outcomes = Vec::with_capacity(records.len());
+    for record in records {
+        let value = match record {
+            Record::Address(coin) => {
+                let Ok(stored) = i64::try_from(*coin) else {
+                    return Ok(IndexAnswer::Live(format!("coin type {coin} is beyond the index")));
+                };
+                match addresses.get(&stored) {
+                    Some(hex) => address_value(*coin, &decode_hex(hex)),
+                    None => None,
+                }
+            }
+            Record::Text(key) => match texts.get(key) {
+                Some(Some(value)) => text_value(value),
+                Some(None) => {
+                    return Ok(IndexAnswer::Live(format!(
+                        "the value of text {:?} was not readable when indexed",
+                        key.chars().take(64).collect::<String>()
+                    )));
+                }
+                None => None,
+            },
+            Record::Contenthash => row
+                .as_ref()
+                .and_then(|r| r.contenthash.as_deref())
+                .and_then(|hex| bytes_value(&decode_hex(hex))),
+            Record::Name => row.as_ref().and_then(|r| r.name.as_deref()).and_then(text_value),
+            Record::Pubkey => row.as_ref().and_then(|r| {
+                let x: B256 = r.pubkey_x.as_deref()?.parse().ok()?;
+                let y: B256 = r.pubkey_y.as_deref()?.parse().ok()?;
+                pubkey_value(x, y)
+            }),
+            // Sent live before any lookup.
+            Record::Abi(_) | Record::Interface(_) => None,
+        };
+        outcomes.push(Ok(value));
+    }
+    trace.step("index.records", || {
+        format!("{} record(s) of {:?} on {resolver:#x}", records.len(), name.as_str())
+    });
+    let used = ResolverUsed {
+        chain_id: chain.chain_id,
+        address: format!("{resolver:#x}"),
+        found_at: name.as_str().to_owned(),
+        extended: Some(false),
+    };
+    Ok(IndexAnswer::Known { resolver: Some(used), outcomes, bridged_to })
+}
+
+/// The bytes of stored `0x` hex (the index writes only valid hex).
+fn decode_hex(text: &str) -> Vec<u8> {
+    hex::decode(text.trim_start_matches("0x")).unwrap_or_default()
+}

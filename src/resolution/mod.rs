@@ -1,0 +1,215 @@
+//! Resolution: the ENS protocol's answers. Forward: ENSIP-10's resolver walk from the
+//! namespace's root chain (through bridges), then the records asked for. Reverse: ENSIP-19's
+//! primary names, verified forward ([`reverse`]).
+//!
+//! Each answer comes from the index when the index knows it exactly and is fresh
+//! ([`index`]), else from live calls at the indexed block (or the head, when the index lags),
+//! with EIP-3668 CCIP-Read ([`live`], [`ccip_read`]); it says which, at which block, and why
+//! it went live. [`ResolutionService`] is what the API holds (`graphql::resolution`).
+
+pub mod abi;
+pub mod ccip_read;
+pub mod chains;
+pub mod index;
+pub mod live;
+pub mod name;
+pub mod records;
+pub mod reverse;
+pub mod trace;
+
+use futures::future::BoxFuture;
+use graphql::resolution::{
+    Answered, ForwardResolution, PrimaryName, RecordsSelection, Resolution, ResolutionError,
+    ResolveOptions, Source, error_code,
+};
+use sea_orm::DatabaseConnection;
+
+use self::{
+    ccip_read::Gateways,
+    chains::{ResolutionChains, block_hash},
+    index::IndexAnswer,
+    name::ResolvableName,
+    records::{Outcome, Record, assemble},
+    trace::Trace,
+};
+use crate::config::{Config, ResolutionConfig};
+
+/// The service's resolver.
+#[derive(Debug)]
+pub struct ResolutionService {
+    db: DatabaseConnection,
+    config: ResolutionConfig,
+    chains: ResolutionChains,
+    gateways: Gateways,
+}
+
+/// A forward answer before it is rendered.
+struct Forward {
+    resolution: ForwardResolution,
+    outcomes: Vec<Outcome>,
+}
+
+impl ResolutionService {
+    /// The resolver of `config`'s chains over `db`.
+    pub fn new(db: DatabaseConnection, config: &Config) -> Result<Self, String> {
+        let settings = &config.resolution;
+        Ok(Self {
+            db,
+            config: settings.clone(),
+            chains: ResolutionChains::from_config(config),
+            gateways: Gateways::new(settings.gateway_timeout(), settings.gateway_max_bytes)?,
+        })
+    }
+
+    /// Resolves `selection` for `name` within the configured time.
+    pub async fn resolve(
+        &self,
+        name: &str,
+        selection: &RecordsSelection,
+        options: ResolveOptions,
+    ) -> Result<ForwardResolution, ResolutionError> {
+        selection.check()?;
+        let name = ResolvableName::parse(name)?;
+        let records = Record::all(selection);
+        let trace = Trace::new(options.trace);
+        let forward = self.within_time(self.forward(&name, &records, options, &trace)).await?;
+        Ok(forward.resolution)
+    }
+
+    async fn within_time<T>(
+        &self,
+        work: impl Future<Output = Result<T, ResolutionError>>,
+    ) -> Result<T, ResolutionError> {
+        let limit = self.config.timeout();
+        tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
+            Err(ResolutionError::new(
+                error_code::TIMEOUT,
+                format!("resolution took longer than {} ms", limit.as_millis()),
+            ))
+        })
+    }
+
+    /// Forward resolution of `records` of `name`: the index when it can, else live.
+    async fn forward(
+        &self,
+        name: &ResolvableName,
+        records: &[Record],
+        options: ResolveOptions,
+        trace: &Trace,
+    ) -> Result<Forward, ResolutionError> {
+        let root = self.chains.root()?;
+        let root_id = root.indexed.chain_id;
+        let point = self.chains.point(&self.db, root_id).await?;
+        let mut live_because = None;
+        if options.accelerate {
+            if let (true, Some(block)) = (point.fresh, &point.indexed) {
+                let indexed = self.chains.indexed();
+                match index::forward(&self.db, &root.indexed, &indexed, name, records, trace)
+                    .await?
+                {
+                    IndexAnswer::Known { resolver, outcomes, bridged_to } => {
+                        let stale = match bridged_to {
+                            Some(chain) => {
+                                let point = self.chains.point(&self.db, chain).await?;
+                                (!point.fresh).then(|| point.stale_reason(chain))
+                            }
+                            None => None,
+                        };
+                        match stale {
+                            Some(why) => live_because = Some(why),
+                            None => {
+                                let answered = Answered {
+                                    source: Source::Index,
+                                    acceleration_requested: true,
+                                    block: block.clone(),
+                                    live_because: None,
+                                };
+                                return Ok(
+                                    self.render(name, resolver, records, outcomes, answered, trace)
+                                );
+                            }
+                        }
+                    }
+                    IndexAnswer::Live(why) => live_because = Some(why),
+                }
+            } else {
+                live_because = Some(point.stale_reason(root_id));
+            }
+            trace.step("index.declined", || live_because.clone().unwrap_or_default());
+        }
+        let Some(live) = &root.live else {
+            return Err(ResolutionError::new(
+                error_code::CHAIN_UNAVAILABLE,
+                format!(
+                    "chain {root_id} has no RPC endpoint for a live call{}",
+                    live_because
+                        .map(|w| format!(" (the index cannot answer: {w})"))
+                        .unwrap_or_default()
+                ),
+            ));
+        };
+        let block = self.chains.live_block(live, &point).await?;
+        let hash = block_hash(&block)?;
+        trace.step("live.block", || {
+            format!("chain {} block {} {}", block.chain_id, block.number, block.hash)
+        });
+        let (resolver, outcomes) =
+            live::forward(live, &self.gateways, name, records, hash, trace).await?;
+        let answered = Answered {
+            source: Source::Live,
+            acceleration_requested: options.accelerate,
+            block,
+            live_because,
+        };
+        Ok(self.render(name, resolver, records, outcomes, answered, trace))
+    }
+
+    fn render(
+        &self,
+        name: &ResolvableName,
+        resolver: Option<graphql::resolution::ResolverUsed>,
+        records: &[Record],
+        outcomes: Vec<Outcome>,
+        answered: Answered,
+        trace: &Trace,
+    ) -> Forward {
+        let resolution = ForwardResolution {
+            name: name.as_str().to_owned(),
+            resolver,
+            records: assemble(records, outcomes.clone()),
+            answered,
+            trace: trace.steps(),
+        };
+        Forward { resolution, outcomes }
+    }
+
+    /// The database.
+    pub(crate) fn db(&self) -> &DatabaseConnection {
+        &self.db
+    }
+
+    /// The chains.
+    pub(crate) fn chains(&self) -> &ResolutionChains {
+        &self.chains
+    }
+}
+
+impl Resolution for ResolutionService {
+    fn forward<'a>(
+        &'a self,
+        name: &'a str,
+        selection: &'a RecordsSelection,
+        options: ResolveOptions,
+    ) -> BoxFuture<'a, Result<ForwardResolution, ResolutionError>> {
+        Box::pin(self.resolve(name, selection, options))
+    }
+
+    fn primary_names<'a>(
+        &'a self,
+        address: [u8; 20],
+        coin_types: &'a [u64],
+        options: ResolveOptions,
+    ) -> BoxFuture<'a, Result<Vec<PrimaryName>, ResolutionError>> {
+        Box::pin(reverse::primary_names(self, address.into(), coin_types, options))
+    }
+}
