@@ -86,8 +86,9 @@ fn reverted(
     if let Some(data) = payload.as_revert_data() {
         return Some(data);
     }
-    let message = payload.message.to_lowercase();
-    (payload.code == 3 || message.contains("revert") || message.contains("out of gas"))
+    // geth says "out of gas", anvil "EVM error OutOfGas".
+    let message = payload.message.to_lowercase().replace(' ', "");
+    (payload.code == 3 || message.contains("revert") || message.contains("outofgas"))
         .then(Bytes::new)
 }
 

@@ -5,6 +5,7 @@
 
 mod admin;
 mod bulk_upsert;
+mod ccip_read;
 mod connection_walk;
 mod container;
 mod cursors;

@@ -11,7 +11,9 @@
 //! - [`bridged`] deploys a Basenames-like registry and registrar under a name (`base.eth`) on
 //!   a second anvil, the L2 side of a bridged namespace;
 //! - [`scenario`] registers and manipulates hundreds of names;
-//! - [`truth`] reads owner, resolver, records and expiry back from the chain.
+//! - [`truth`] reads owner, resolver, records and expiry back from the chain;
+//! - [`solidity`] compiles the project's own test contracts (`contracts/*.sol`) with npm
+//!   `solc`.
 
 pub mod anvil;
 pub mod bridged;
@@ -21,6 +23,7 @@ pub mod driver;
 pub mod error;
 pub mod install;
 pub mod scenario;
+pub mod solidity;
 pub mod truth;
 
 pub use anvil::Anvil;

@@ -1,0 +1,307 @@
+//! Resolution through resolvers the index cannot answer for: an ENSIP-10 wildcard resolver on
+//! a parent (names below it with no resolver of their own, not indexed at all) and EIP-3668
+//! CCIP-Read resolvers answered by a local gateway, then the hostile cases: a resolver that
+//! reverts or runs out of gas, gateways that are slow, huge, redirect in a loop, answer for
+//! another request, fail with 5xx (the next URL is tried) or 4xx (it is not), and a callback
+//! that asks again forever. Every one gets its stable code, in bounded time, and the server
+//! keeps serving. Expected records come from `eth_call`s on the chain.
+
+use std::time::{Duration, Instant};
+
+use actix_web::{App, HttpResponse, HttpServer, web};
+use alloy::{
+    primitives::{Address, B256, Bytes, U256, keccak256},
+    providers::{Provider, RootProvider},
+    rpc::types::TransactionRequest,
+    sol_types::{SolCall, SolValue},
+};
+use ensemble::Service;
+use ensemble_devkit::devnet::{Driver, contracts::IRegistry, scenario::ScenarioOptions, solidity};
+use serde_json::Value;
+
+use crate::{
+    reorg::wait_for_hash,
+    support::{self, Backend, TestDb},
+};
+
+alloy::sol! {
+    interface IWildcardAnswer {
+        function answer(bytes name, bytes data) external pure returns (bytes);
+    }
+    interface IRecordCalls {
+        function addr(bytes32 node) external view returns (address);
+        function text(bytes32 node, string key) external view returns (string);
+        function contenthash(bytes32 node) external view returns (bytes);
+    }
+}
+
+/// What the gateway computes with: the chain, and the wildcard resolver whose `answer` rule
+/// the offchain records follow.
+#[derive(Clone)]
+struct Gateway {
+    provider: RootProvider,
+    wildcard: Address,
+}
+
+/// `answer(name, data)` of the wildcard resolver, by `eth_call`.
+async fn wildcard_answer(
+    provider: &RootProvider,
+    wildcard: Address,
+    name: &[u8],
+    data: &[u8],
+) -> Vec<u8> {
+    let call =
+        IWildcardAnswer::answerCall { name: name.to_vec().into(), data: data.to_vec().into() };
+    let tx =
+        TransactionRequest::default().to(wildcard).input(Bytes::from(call.abi_encode()).into());
+    let out = provider.call(tx).await.expect("answer");
+    IWildcardAnswer::answerCall::abi_decode_returns(&out).expect("decodes").to_vec()
+}
+
+/// The gateway's response to `request` (`abi.encode(name, data)`): the record, and the
+/// request's hash (`wrong`: another request's).
+async fn respond(gateway: &Gateway, request_hex: &str, wrong: bool) -> HttpResponse {
+    let request = hex::decode(request_hex.trim_start_matches("0x")).expect("hex request");
+    let (name, data) = <(Bytes, Bytes)>::abi_decode_params(&request).expect("request decodes");
+    let result = wildcard_answer(&gateway.provider, gateway.wildcard, &name, &data).await;
+    let hash = if wrong { keccak256(b"another request") } else { keccak256(&request) };
+    let response = (Bytes::from(result), hash).abi_encode_params();
+    HttpResponse::Ok().json(serde_json::json!({ "data": format!("0x{}", hex::encode(response)) }))
+}
+
+async fn post(
+    gateway: web::Data<Gateway>,
+    mode: web::Path<String>,
+    body: web::Json<Value>,
+) -> HttpResponse {
+    let data = body["data"].as_str().unwrap_or_default().to_owned();
+    match mode.as_str() {
+        "ok" => respond(&gateway, &data, false).await,
+        "wrong" => respond(&gateway, &data, true).await,
+        "slow" => {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            respond(&gateway, &data, false).await
+        }
+        "huge" => HttpResponse::Ok()
+            .json(serde_json::json!({ "data": format!("0x{}", "00".repeat(1 << 20)) })),
+        "loop" => HttpResponse::Found().insert_header(("location", "/loop")).finish(),
+        "fail" => HttpResponse::InternalServerError().finish(),
+        _ => HttpResponse::NotFound().json(serde_json::json!({ "message": "no such name" })),
+    }
+}
+
+async fn get(gateway: web::Data<Gateway>, path: web::Path<(String, String)>) -> HttpResponse {
+    let (_sender, data) = path.into_inner();
+    respond(&gateway, data.trim_end_matches(".json"), false).await
+}
+
+/// Starts the gateway on a free port; its base URL.
+fn start_gateway(gateway: Gateway) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let data = web::Data::new(gateway);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .app_data(web::JsonConfig::default().limit(1 << 20))
+            .route("/get/{sender}/{data}", web::get().to(get))
+            .route("/{mode}", web::post().to(post))
+            .route(
+                "/{mode}",
+                web::get().to(|| async {
+                    HttpResponse::Found().insert_header(("location", "/loop")).finish()
+                }),
+            )
+    })
+    .workers(2)
+    .listen(listener)
+    .unwrap()
+    .run();
+    actix_rt::spawn(server);
+    base
+}
+
+async fn deploy(driver: &mut Driver, mut code: Vec<u8>, args: Vec<u8>) -> Address {
+    let deployer = driver.accounts[0];
+    let nonce = driver.provider().get_transaction_count(deployer).await.unwrap();
+    code.extend(args);
+    driver.send(deployer, None, code, U256::ZERO, "deploy").await.unwrap();
+    driver.mine().await.unwrap();
+    deployer.create(nonce)
+}
+
+fn dns(name: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for label in name.split('.') {
+        out.push(label.len() as u8);
+        out.extend(label.as_bytes());
+    }
+    out.push(0);
+    out
+}
+
+/// The records the test asks for, as the API renders them, computed by `eth_call`s of the
+/// wildcard resolver's rule for `name`.
+async fn expected(provider: &RootProvider, wildcard: Address, name: &str) -> Value {
+    let node = alloy::ens::namehash(name);
+    let encoded = dns(name);
+    let addr = wildcard_answer(
+        provider,
+        wildcard,
+        &encoded,
+        &IRecordCalls::addrCall { node }.abi_encode(),
+    )
+    .await;
+    let addr = IRecordCalls::addrCall::abi_decode_returns(&addr).unwrap();
+    let text = |key: &str| IRecordCalls::textCall { node, key: key.into() }.abi_encode();
+    let url = wildcard_answer(provider, wildcard, &encoded, &text("url")).await;
+    let url = IRecordCalls::textCall::abi_decode_returns(&url).unwrap();
+    let hash = wildcard_answer(
+        provider,
+        wildcard,
+        &encoded,
+        &IRecordCalls::contenthashCall { node }.abi_encode(),
+    )
+    .await;
+    let hash = IRecordCalls::contenthashCall::abi_decode_returns(&hash).unwrap();
+    serde_json::json!({
+        "addresses": [{ "coinType": 60, "address": format!("{addr:#x}") }, { "coinType": 0, "address": null }],
+        "texts": [{ "key": "url", "value": url }],
+        "contenthash": format!("0x{}", hex::encode(hash)),
+        "name": null, "pubkey": null, "abi": null, "interfaces": [], "errors": [],
+    })
+}
+
+const RECORDS: &str = "addresses=60,0&texts=url&contenthash=true";
+
+async fn resolve(client: &reqwest::Client, base: &str, name: &str, query: &str) -> (u16, Value) {
+    let mut url = reqwest::Url::parse(base).unwrap();
+    url.path_segments_mut().unwrap().extend(["api", "resolve", "records", name]);
+    url.set_query(Some(query));
+    let response = client.get(url).send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+async fn wildcards_and_offchain_lookups(backend: Backend, chain_id: u64) {
+    let (anvil, mut driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
+    let d = scenario.deployment;
+    let wildcard = deploy(
+        &mut driver,
+        solidity::bytecode("WildcardResolver.sol", "WildcardResolver").unwrap(),
+        vec![],
+    )
+    .await;
+    let gateway = start_gateway(Gateway { provider: anvil.provider(), wildcard });
+    let offchain = solidity::bytecode("OffchainResolver.sol", "OffchainResolver").unwrap();
+    // Each offchain resolver's gateways, by the `.test` name it serves.
+    let gateways: Vec<(&str, Vec<String>)> = vec![
+        ("ccip", vec![format!("{gateway}/fail"), format!("{gateway}/ok")]),
+        ("ccipget", vec![format!("{gateway}/get/{{sender}}/{{data}}.json")]),
+        ("slow", vec![format!("{gateway}/slow")]),
+        ("huge", vec![format!("{gateway}/huge")]),
+        ("loop", vec![format!("{gateway}/loop")]),
+        ("wrong", vec![format!("{gateway}/wrong")]),
+        ("refused", vec![format!("{gateway}/refused"), format!("{gateway}/ok")]),
+    ];
+    let deployer = driver.accounts[0];
+    let record = |node: B256, label: &str, resolver: Address| IRegistry::setSubnodeRecordCall {
+        node,
+        label: keccak256(label),
+        owner: deployer,
+        resolver,
+        ttl: 0,
+    };
+    // Deployed first: `deploy` reads the deployer's nonce from the chain, which does not count
+    // transactions still waiting for a block.
+    let mut resolvers = vec![("wild", wildcard)];
+    for (label, urls) in &gateways {
+        let args = (urls.clone(),).abi_encode_params();
+        resolvers.push((*label, deploy(&mut driver, offchain.clone(), args).await));
+    }
+    driver
+        .call_tx(deployer, d.registry, record(B256::ZERO, "test", Address::ZERO), "test")
+        .await
+        .unwrap();
+    driver.mine().await.unwrap();
+    let test = alloy::ens::namehash("test");
+    for (label, resolver) in resolvers {
+        driver.call_tx(deployer, d.registry, record(test, label, resolver), label).await.unwrap();
+    }
+    driver.mine().await.unwrap();
+    // An indexed child of the wildcard's name with no resolver of its own.
+    let wild = alloy::ens::namehash("wild.test");
+    driver.call_tx(deployer, d.registry, record(wild, "sub", Address::ZERO), "sub").await.unwrap();
+    driver.mine().await.unwrap();
+
+    let db = TestDb::new(backend).await;
+    let mut config = support::config(&db.url, d.chain_config(chain_id, &anvil.url));
+    config.resolution.gateway_timeout_ms = 500;
+    config.resolution.timeout_ms = 5_000;
+    let service = Service::start(&config).await.unwrap();
+    wait_for_hash(&service.db, chain_id, &driver).await;
+    let base = format!("http://{}/", service.http_addr);
+    let client = reqwest::Client::new();
+    let provider = anvil.provider();
+
+    // The wildcard: on its own name, on an indexed child without a resolver, and on names the
+    // index has never seen. The index declines (not a static resolver); the answer is live
+    // either way and equals the resolver's rule computed on chain.
+    for name in ["wild.test", "sub.wild.test", "a.b.wild.test", "name001.wild.test"] {
+        let (status, index) = resolve(&client, &base, name, RECORDS).await;
+        assert_eq!(status, 200, "{name}: {index}");
+        let (_, live) = resolve(&client, &base, name, &format!("{RECORDS}&accelerate=false")).await;
+        assert_eq!(index["records"], live["records"], "{name}");
+        assert_eq!(index["answered"]["source"], "live", "{name}");
+        assert!(
+            index["answered"]["liveBecause"].as_str().unwrap().contains("not a static resolver"),
+            "{index}"
+        );
+        assert_eq!(index["resolver"]["address"], format!("{wildcard:#x}"));
+        assert_eq!(index["resolver"]["foundAt"], "wild.test");
+        assert_eq!(index["resolver"]["extended"], true);
+        assert_eq!(index["records"], expected(&provider, wildcard, name).await, "{name}");
+    }
+    // CCIP-Read, by POST after a 5xx of the first URL, and by GET.
+    for name in ["x.ccip.test", "y.z.ccipget.test"] {
+        let (status, answer) =
+            resolve(&client, &base, name, &format!("{RECORDS}&trace=true")).await;
+        assert_eq!(status, 200, "{name}: {answer}");
+        assert_eq!(answer["records"], expected(&provider, wildcard, name).await, "{name}");
+        let steps: Vec<&str> =
+            answer["trace"].as_array().unwrap().iter().filter_map(|s| s["step"].as_str()).collect();
+        assert!(steps.contains(&"ccip.lookup") && steps.contains(&"ccip.gateway"), "{steps:?}");
+    }
+
+    // Hostile resolvers and gateways: every record fails with its code, quickly.
+    let cases = [
+        ("revert.wild.test", "RESOLVER_REVERTED", "refused"),
+        ("loop.wild.test", "RESOLVER_REVERTED", ""),
+        ("bounce.ccip.test", "CCIP_READ_REFUSED", "lookups"),
+        ("x.slow.test", "GATEWAY_FAILED", "timed out"),
+        ("x.huge.test", "GATEWAY_FAILED", "larger than"),
+        ("x.loop.test", "GATEWAY_FAILED", "redirects"),
+        ("x.wrong.test", "RESOLVER_REVERTED", "another request"),
+        ("x.refused.test", "GATEWAY_FAILED", "404"),
+    ];
+    for (name, code, says) in cases {
+        let started = Instant::now();
+        let (status, answer) = resolve(&client, &base, name, RECORDS).await;
+        let took = started.elapsed();
+        assert_eq!(status, 200, "{name}: {answer}");
+        let errors = answer["records"]["errors"].as_array().unwrap();
+        assert_eq!(errors.len(), 4, "{name}: every record fails: {answer}");
+        for error in errors {
+            assert_eq!(error["code"], code, "{name}: {error}");
+            assert!(error["message"].as_str().unwrap().contains(says), "{name}: {error}");
+        }
+        assert!(took < Duration::from_secs(5), "{name} took {took:?}");
+    }
+    // Still serving, and still exact.
+    let (status, answer) = resolve(&client, &base, "x.ccip.test", RECORDS).await;
+    assert_eq!(status, 200);
+    assert_eq!(answer["records"], expected(&provider, wildcard, "x.ccip.test").await);
+    service.stop().await;
+}
+
+crate::support::on_both_engines!(wildcards_and_offchain_lookups, 31_640);
