@@ -63,6 +63,8 @@ impl BlockPoint {
 #[derive(Debug)]
 pub struct ResolutionChains {
     chains: HashMap<u64, ResolutionChain>,
+    /// The same chains' index facts, as the index path takes them.
+    indexed: HashMap<u64, IndexedChain>,
     /// Every configured chain, with a registry or not (a chain may hold only a reverse
     /// registrar).
     configured: Vec<u64>,
@@ -114,8 +116,10 @@ impl ResolutionChains {
         let mut configured: Vec<u64> = config.chains.iter().map(|c| c.id.get()).collect();
         configured.sort_unstable();
         configured.dedup();
+        let indexed = chains.iter().map(|(id, c)| (*id, c.indexed.clone())).collect();
         Self {
             chains,
+            indexed,
             configured,
             root,
             max_lag: config.resolution.max_index_lag_blocks,
@@ -139,8 +143,8 @@ impl ResolutionChains {
     }
 
     /// The chains' registries and static resolvers, for the index path.
-    pub fn indexed(&self) -> HashMap<u64, IndexedChain> {
-        self.chains.iter().map(|(id, c)| (*id, c.indexed.clone())).collect()
+    pub fn indexed(&self) -> &HashMap<u64, IndexedChain> {
+        &self.indexed
     }
 
     /// Where `chain_id` stands.

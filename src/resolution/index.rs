@@ -92,6 +92,7 @@ pub async fn forward(
     db: &DatabaseConnection,
     root: &IndexedChain,
     chains: &HashMap<u64, IndexedChain>,
+    bridges: &[namegraph_bridge::Model],
     name: &ResolvableName,
     records: &[Record],
     trace: &Trace,
@@ -114,12 +115,10 @@ pub async fn forward(
 
     // A bridge's resolver on its origin name leads to the bridged chain's registry.
     let origin = DomainKey::new(root.chain_id, &root.registry.0.0, &nodes[skip].0);
-    let bridge = namegraph_bridge::Entity::find()
-        .filter(namegraph_bridge::Column::OriginDomain.eq(origin))
-        .one(db)
-        .await
-        .map_err(db_error)?
-        .filter(|b| b.resolver.as_bytes() == resolver.as_slice());
+    let bridge = bridges
+        .iter()
+        .find(|b| b.origin_domain == origin && b.resolver.as_bytes() == resolver.as_slice())
+        .cloned();
     if let Some(bridge) = bridge {
         if skip == 0 {
             return Ok(IndexAnswer::Live(format!(
@@ -183,45 +182,48 @@ async fn answer(
     }
     let key = ResolverRecordKey::new(chain.chain_id, &resolver.0.0, &node.0);
     let wants = |f: fn(&Record) -> bool| records.iter().any(f);
-    let row = if wants(|r| matches!(r, Record::Contenthash | Record::Name | Record::Pubkey)) {
-        resolver_record::Entity::find_by_id(key.clone()).one(db).await.map_err(db_error)?
-    } else {
-        None
+    let text_hashes: Vec<entities::raw_hex::RawHash> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Text(key) => {
+                Some(entities::raw_hex::RawHash::new(alloy::primitives::keccak256(key).0))
+            }
+            _ => None,
+        })
+        .collect();
+    // The three reads are independent: run at once, they cost one round trip's latency.
+    let row = async {
+        if wants(|r| matches!(r, Record::Contenthash | Record::Name | Record::Pubkey)) {
+            resolver_record::Entity::find_by_id(key.clone()).one(db).await
+        } else {
+            Ok(None)
+        }
     };
-    let addresses: HashMap<i64, String> = if wants(|r| matches!(r, Record::Address(_))) {
-        resolver_address::Entity::find()
-            .filter(resolver_address::Column::RecordId.eq(key.clone()))
-            .all(db)
-            .await
-            .map_err(db_error)?
-            .into_iter()
-            .map(|row| (row.coin_type, row.address))
-            .collect()
-    } else {
-        HashMap::new()
+    let addresses = async {
+        if wants(|r| matches!(r, Record::Address(_))) {
+            resolver_address::Entity::find()
+                .filter(resolver_address::Column::RecordId.eq(key.clone()))
+                .all(db)
+                .await
+        } else {
+            Ok(Vec::new())
+        }
     };
-    let texts: HashMap<String, Option<String>> = if wants(|r| matches!(r, Record::Text(_))) {
-        let hashes: Vec<entities::raw_hex::RawHash> = records
-            .iter()
-            .filter_map(|r| match r {
-                Record::Text(key) => {
-                    Some(entities::raw_hex::RawHash::new(alloy::primitives::keccak256(key).0))
-                }
-                _ => None,
-            })
-            .collect();
+    let texts = async {
+        if text_hashes.is_empty() {
+            return Ok(Vec::new());
+        }
         resolver_text::Entity::find()
             .filter(resolver_text::Column::RecordId.eq(key.clone()))
-            .filter(resolver_text::Column::KeyHash.is_in(hashes))
+            .filter(resolver_text::Column::KeyHash.is_in(text_hashes.clone()))
             .all(db)
             .await
-            .map_err(db_error)?
-            .into_iter()
-            .map(|row| (row.key, row.value))
-            .collect()
-    } else {
-        HashMap::new()
     };
+    let (row, addresses, texts) = futures::try_join!(row, addresses, texts).map_err(db_error)?;
+    let addresses: HashMap<i64, String> =
+        addresses.into_iter().map(|row| (row.coin_type, row.address)).collect();
+    let texts: HashMap<String, Option<String>> =
+        texts.into_iter().map(|row| (row.key, row.value)).collect();
     let mut outcomes = Vec::with_capacity(records.len());
     for record in records {
         let value = match record {

@@ -41,7 +41,12 @@ pub struct ResolutionService {
     config: ResolutionConfig,
     chains: ResolutionChains,
     gateways: Gateways,
+    /// The namespace's bridges (a handful of rows, written when an indexer starts).
+    bridges: moka::sync::Cache<(), std::sync::Arc<Vec<entities::namegraph_bridge::Model>>>,
 }
+
+/// How long the bridges, once read, are taken as current.
+const BRIDGES_TTL: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A forward answer before it is rendered.
 struct Forward {
@@ -58,6 +63,7 @@ impl ResolutionService {
             config: settings.clone(),
             chains: ResolutionChains::from_config(config),
             gateways: Gateways::new(settings.gateway_timeout(), settings.gateway_max_bytes)?,
+            bridges: moka::sync::Cache::builder().max_capacity(1).time_to_live(BRIDGES_TTL).build(),
         })
     }
 
@@ -104,8 +110,17 @@ impl ResolutionService {
         if options.accelerate {
             if let (true, Some(block)) = (point.fresh, &point.indexed) {
                 let indexed = self.chains.indexed();
-                match index::forward(&self.db, &root.indexed, &indexed, name, records, trace)
-                    .await?
+                let bridges = self.bridges().await?;
+                match index::forward(
+                    &self.db,
+                    &root.indexed,
+                    indexed,
+                    &bridges,
+                    name,
+                    records,
+                    trace,
+                )
+                .await?
                 {
                     IndexAnswer::Known { resolver, outcomes, bridged_to } => {
                         let stale = match bridged_to {
@@ -181,6 +196,23 @@ impl ResolutionService {
             trace: trace.steps(),
         };
         Forward { resolution, outcomes }
+    }
+
+    /// The namespace's bridges.
+    async fn bridges(
+        &self,
+    ) -> Result<std::sync::Arc<Vec<entities::namegraph_bridge::Model>>, ResolutionError> {
+        use sea_orm::EntityTrait;
+        if let Some(bridges) = self.bridges.get(&()) {
+            return Ok(bridges);
+        }
+        let rows = entities::namegraph_bridge::Entity::find().all(&self.db).await.map_err(|err| {
+            tracing::warn!(target: "ensemble::resolution", error = %err, "Reading the bridges failed");
+            ResolutionError::new(error_code::INTERNAL, "the index could not be read")
+        })?;
+        let rows = std::sync::Arc::new(rows);
+        self.bridges.insert((), rows.clone());
+        Ok(rows)
     }
 
     /// The database.

@@ -148,6 +148,29 @@ enum BenchCommand {
         #[arg(long)]
         record: Option<PathBuf>,
     },
+    /// Time resolution (p50/p99): with `--devnet`, index the devnet scenario into the (fresh)
+    /// database and time records and primary names from the index and by live calls;
+    /// without, time them from the index of a `bench query` database.
+    Resolve {
+        /// The database: fresh with `--devnet`, else one `bench query` filled.
+        #[arg(long)]
+        database_url: String,
+        /// Index the devnet scenario and compare with live calls.
+        #[arg(long)]
+        devnet: bool,
+        /// `.eth` names of the devnet scenario.
+        #[arg(long, default_value_t = 130)]
+        names: usize,
+        /// Runs per case (each case also stops after 20 s, after at least 20 runs).
+        #[arg(long, default_value_t = 1_000)]
+        runs: usize,
+        /// Seed of the names and accounts picked.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Append the results as rows to this file (e.g. BENCHMARKS.md).
+        #[arg(long)]
+        record: Option<PathBuf>,
+    },
     /// Serve a corpus as a JSON-RPC endpoint (the methods the indexer calls), until
     /// interrupted: a chain for `bench run --source rpc --rpc-url`, or any indexer.
     Serve {
@@ -178,6 +201,9 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
                 );
             }
             Ok(())
+        }
+        BenchCommand::Resolve { database_url, devnet, names, runs, seed, record } => {
+            bench_resolve(&database_url, devnet, names, runs, seed, record).await
         }
         BenchCommand::Bridge { database_url } => {
             let db = ensemble::store::database::connect(&database_url).await?;
@@ -284,6 +310,41 @@ async fn bench_query(
     print!("{}{rows}", report::QUERY_HEADER);
     if let Some(path) = record {
         report::append(&path, report::QUERY_HEADER, &rows)?;
+    }
+    Ok(())
+}
+
+/// `ensemble bench resolve`.
+async fn bench_resolve(
+    database_url: &str,
+    devnet: bool,
+    names: usize,
+    runs: usize,
+    seed: u64,
+    record: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use ensemble_devkit::bench::{report, resolve};
+    use sea_orm::{EntityTrait, PaginatorTrait};
+    let engine = if database_url.starts_with("postgres") { "postgres" } else { "sqlite" };
+    let (held, timings, command) = if devnet {
+        let (held, timings) = resolve::devnet(database_url, names, runs, seed).await?;
+        let command = format!(
+            "ensemble bench resolve --devnet --names {names} --database-url <{engine}> --runs {runs} --seed {seed}"
+        );
+        (held as u64, timings, command)
+    } else {
+        let db = ensemble::store::database::connect_current(database_url).await?;
+        let held = entities::domain::Entity::find().count(&db).await?;
+        let timings = resolve::database(&db, database_url, runs, seed).await?;
+        let command = format!(
+            "ensemble bench resolve --database-url <{engine} filled by bench query> --runs {runs} --seed {seed}"
+        );
+        (held, timings, command)
+    };
+    let rows = report::resolve_rows(&report::today(), engine, held, &command, &timings);
+    print!("{}{rows}", report::RESOLVE_HEADER);
+    if let Some(path) = record {
+        report::append(&path, report::RESOLVE_HEADER, &rows)?;
     }
     Ok(())
 }

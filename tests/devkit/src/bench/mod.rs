@@ -10,6 +10,8 @@
 //!   endpoint ([`rpc_server`]), and reports throughput, memory and bytes per event;
 //! - [`heal`] times label heals (one, then a label file in bulk) on an indexed database;
 //! - [`bridge`] times a bridge going up and down on a generated namegraph;
+//! - [`resolve`] times resolution from the index against live calls (devnet), and from the
+//!   index on a generated namegraph;
 //! - [`report`] formats results as `BENCHMARKS.md` rows and appends them.
 
 pub mod bridge;
@@ -21,6 +23,7 @@ pub mod heal;
 pub mod namegraph;
 pub mod query;
 pub mod report;
+pub mod resolve;
 pub mod rpc_server;
 pub mod run;
 

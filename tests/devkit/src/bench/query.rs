@@ -69,7 +69,8 @@ async fn sample(
     Ok(out)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
+/// The `p` quantile of `sorted` (nearest rank).
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let rank = ((sorted.len() as f64) * p).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
 }

@@ -8,6 +8,36 @@ use super::{BenchError, query::QueryTiming};
 /// The table header of query results.
 pub const QUERY_HEADER: &str = "| date | engine | domains | query | runs | p50 ms | p99 ms | command |\n|---|---|---|---|---|---|---|---|\n";
 
+/// Header of the resolution rows.
+pub const RESOLVE_HEADER: &str = "| date | engine | names | case | source | runs | p50 ms | p99 ms | command |\n|---|---|---|---|---|---|---|---|---|\n";
+
+/// Markdown rows of resolution timings.
+pub fn resolve_rows(
+    date: &str,
+    engine: &str,
+    names: u64,
+    command: &str,
+    timings: &[super::resolve::ResolveTiming],
+) -> String {
+    timings
+        .iter()
+        .map(|t| {
+            format!(
+                "| {date} | {engine} | {names} | {} | {} | {} | {} | {} | `{command}` |\n",
+                t.case,
+                t.source,
+                t.runs,
+                ms3(t.p50),
+                ms3(t.p99)
+            )
+        })
+        .collect()
+}
+
+fn ms3(d: std::time::Duration) -> String {
+    format!("{:.3}", d.as_secs_f64() * 1000.0)
+}
+
 fn ms(d: std::time::Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1000.0)
 }
