@@ -144,7 +144,10 @@ impl Service {
                     .map_err(Error::Resolution)?,
             )),
         };
-        let schema = (mode != Mode::Index).then(|| graphql::build_schema(db.clone()));
+        let schema = resolution.clone().map(|resolution| {
+            let port: graphql::types::resolve::SharedResolution = resolution;
+            graphql::build_schema_with_resolution(db.clone(), port)
+        });
         let state = HttpState {
             db: db.clone(),
             // An indexing process does not wait for a chain it cannot index (its status says

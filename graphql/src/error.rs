@@ -15,6 +15,8 @@ pub mod code {
     pub const TOO_MANY_ALIASES: &str = "TOO_MANY_ALIASES";
     /// The process serves as many subscriptions as it allows.
     pub const TOO_MANY_SUBSCRIPTIONS: &str = "TOO_MANY_SUBSCRIPTIONS";
+    /// The process serves no resolution (a schema without the service's resolver).
+    pub const RESOLUTION_UNAVAILABLE: &str = "RESOLUTION_UNAVAILABLE";
     /// A failure on our side.
     pub const INTERNAL: &str = "INTERNAL";
     /// The query ran longer than the server allows (set by the HTTP layer).

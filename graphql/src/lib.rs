@@ -26,4 +26,4 @@ pub mod schema_retry;
 pub mod subscription;
 pub mod types;
 
-pub use schema::{EnsSchema, build_schema, build_schema_with, sdl};
+pub use schema::{EnsSchema, build_schema, build_schema_with, build_schema_with_resolution, sdl};

@@ -198,6 +198,22 @@ pub struct Query;
 
 #[Object]
 impl Query {
+    /// Forward resolution of any name, indexed or not: a name that resolves only through an
+    /// ancestor's wildcard (ENSIP-10 extended) resolver has no domain (`domain` is null for
+    /// it) and resolves here.
+    async fn resolve_name(
+        &self,
+        name: InterpretedName,
+        #[graphql(default = true)] accelerate: bool,
+        #[graphql(default = false)] trace: bool,
+    ) -> Result<crate::types::resolve::ForwardResolve, Error> {
+        validate_name(&name.0)?;
+        Ok(crate::types::resolve::ForwardResolve {
+            name: name.0,
+            options: crate::resolution::ResolveOptions { accelerate, trace },
+        })
+    }
+
     /// One domain by id or name.
     async fn domain(
         &self,

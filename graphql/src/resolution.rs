@@ -92,8 +92,9 @@ impl Default for ResolveOptions {
 }
 
 /// Where an answer came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, async_graphql::Enum)]
 #[serde(rename_all = "lowercase")]
+#[graphql(name = "ResolutionSource")]
 pub enum Source {
     /// The indexed records.
     Index,
@@ -102,7 +103,7 @@ pub enum Source {
 }
 
 /// A block of a chain.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
 #[serde(rename_all = "camelCase")]
 pub struct BlockRef {
     /// EIP-155 chain id.
@@ -114,7 +115,7 @@ pub struct BlockRef {
 }
 
 /// How an answer was reached.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
 #[serde(rename_all = "camelCase")]
 pub struct Answered {
     /// Whether the answer came from the index or from live calls.
@@ -128,7 +129,7 @@ pub struct Answered {
 }
 
 /// The resolver a name resolved through.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolverUsed {
     /// Chain of the resolver.
@@ -144,8 +145,9 @@ pub struct ResolverUsed {
 }
 
 /// An address record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
 #[serde(rename_all = "camelCase")]
+#[graphql(name = "ResolvedAddressRecord")]
 pub struct AddressRecord {
     /// The coin type.
     pub coin_type: u64,
@@ -155,7 +157,8 @@ pub struct AddressRecord {
 }
 
 /// A text record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
+#[graphql(name = "ResolvedTextRecord")]
 pub struct TextRecord {
     /// The key.
     pub key: String,
@@ -164,7 +167,8 @@ pub struct TextRecord {
 }
 
 /// A public key record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
+#[graphql(name = "ResolvedPubkeyRecord")]
 pub struct PubkeyRecord {
     /// X coordinate, `0x` hex.
     pub x: String,
@@ -173,8 +177,9 @@ pub struct PubkeyRecord {
 }
 
 /// An ABI record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
 #[serde(rename_all = "camelCase")]
+#[graphql(name = "ResolvedAbiRecord")]
 pub struct AbiRecord {
     /// The content type found.
     pub content_type: u64,
@@ -183,7 +188,8 @@ pub struct AbiRecord {
 }
 
 /// An interface implementer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
+#[graphql(name = "ResolvedInterfaceRecord")]
 pub struct InterfaceRecord {
     /// The interface id, `0x` and 8 hex digits.
     pub id: String,
@@ -192,7 +198,8 @@ pub struct InterfaceRecord {
 }
 
 /// A record that could not be resolved.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
+#[graphql(name = "ResolvedRecordError")]
 pub struct RecordError {
     /// Which record (`addresses[60]`, `texts[avatar]`, `contenthash`, …).
     pub record: String,
@@ -203,7 +210,7 @@ pub struct RecordError {
 }
 
 /// The records of a name, in the order asked.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
 pub struct ResolvedRecords {
     /// Address records, one per coin type asked.
     pub addresses: Vec<AddressRecord>,
@@ -224,7 +231,7 @@ pub struct ResolvedRecords {
 }
 
 /// One step of a resolution, for `trace`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
 pub struct TraceStep {
     /// What was done (`index.walk`, `call.resolver`, `ccip.gateway`, …).
     pub step: String,
@@ -233,7 +240,7 @@ pub struct TraceStep {
 }
 
 /// A forward resolution.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
 pub struct ForwardResolution {
     /// The name resolved.
     pub name: String,
@@ -249,8 +256,9 @@ pub struct ForwardResolution {
 }
 
 /// One primary name (ENSIP-19).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, async_graphql::SimpleObject)]
 #[serde(rename_all = "camelCase")]
+#[graphql(name = "VerifiedPrimaryName")]
 pub struct PrimaryName {
     /// The coin type asked for.
     pub coin_type: u64,

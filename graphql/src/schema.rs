@@ -24,6 +24,20 @@ pub fn build_schema(db: DatabaseConnection) -> EnsSchema {
     build_schema_with(db, Tuning::default())
 }
 
+/// Builds the schema over `db` that resolves names through `resolution` (the service's).
+pub fn build_schema_with_resolution(
+    db: DatabaseConnection,
+    resolution: crate::types::resolve::SharedResolution,
+) -> EnsSchema {
+    let feed = Arc::new(EventFeed::new(db.clone()));
+    crate::loaders::add_loaders(builder(), &db)
+        .data(db)
+        .data(feed)
+        .data(Tuning::default())
+        .data(resolution)
+        .finish()
+}
+
 /// Builds the schema over `db` with query planning knobs (tests force each plan with them).
 pub fn build_schema_with(db: DatabaseConnection, tuning: Tuning) -> EnsSchema {
     let feed = Arc::new(EventFeed::new(db.clone()));

@@ -262,6 +262,27 @@ async fn wildcards_and_offchain_lookups(backend: Backend, chain_id: u64) {
         assert_eq!(index["resolver"]["extended"], true);
         assert_eq!(index["records"], expected(&provider, wildcard, name).await, "{name}");
     }
+    // Over GraphQL: a name below the wildcard has no domain, and resolves.
+    let query = r#"{ domain(by: {name: "a.b.wild.test"}) { id }
+      resolveName(name: "a.b.wild.test") { records(addresses: [60], texts: ["url"], contenthash: true) {
+        records { texts { key value } } resolver { address foundAt extended } answered { source } } } }"#;
+    let response: Value = client
+        .post(format!("{base}graphql"))
+        .json(&serde_json::json!({ "query": query }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(response["errors"].is_null(), "{response}");
+    assert!(response["data"]["domain"].is_null(), "{response}");
+    let resolved = &response["data"]["resolveName"]["records"];
+    let want = expected(&provider, wildcard, "a.b.wild.test").await;
+    assert_eq!(resolved["records"]["texts"], want["texts"]);
+    assert_eq!(resolved["resolver"]["foundAt"], "wild.test");
+    assert_eq!(resolved["answered"]["source"], "LIVE");
+
     // CCIP-Read, by POST after a 5xx of the first URL, and by GET.
     for name in ["x.ccip.test", "y.z.ccipget.test"] {
         let (status, answer) =

@@ -250,13 +250,13 @@ async fn indexes_scenario_and_matches_chain(backend: Backend) {
         // Coin type 60 is the root chain's `addr.reverse`, here chain 31337.
         let primary = gql(
             &schema,
-            r#"query($a: Address!) { account(by: {address: $a}) { resolve {
+            r#"query($a: Address!) { account(by: {address: $a}) { reverseRecords {
                 primaryName(by: {coinType: 60}) { name { interpreted } }
                 primaryNames(where: {coinTypes: [60]}) { name { interpreted } } } } }"#,
             json!({ "a": hex(*account) }),
         )
         .await;
-        let resolve = &primary["account"]["resolve"];
+        let resolve = &primary["account"]["reverseRecords"];
         assert_eq!(resolve["primaryName"]["name"]["interpreted"], json!(name), "{primary}");
         assert_eq!(resolve["primaryNames"][0]["name"]["interpreted"], json!(name), "{primary}");
     }

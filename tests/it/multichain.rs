@@ -245,9 +245,10 @@ async fn starting_with(db: &DatabaseConnection, prefix: &str) -> Vec<String> {
 
 async fn primary_name(db: &DatabaseConnection, account: Address, coin_type: u64) -> Value {
     let text = format!(
-        r#"{{ account(by: {{address: "{account:#x}"}}) {{ resolve {{ primaryName(by: {{coinType: {coin_type}}}) {{ coinType name {{ interpreted }} }} }} }} }}"#
+        r#"{{ account(by: {{address: "{account:#x}"}}) {{ reverseRecords {{ primaryName(by: {{coinType: {coin_type}}}) {{ coinType name {{ interpreted }} }} }} }} }}"#
     );
-    query(db, &text).await["account"]["resolve"]["primaryName"]["name"]["interpreted"].clone()
+    query(db, &text).await["account"]["reverseRecords"]["primaryName"]["name"]["interpreted"]
+        .clone()
 }
 
 #[actix_rt::test]
@@ -313,12 +314,12 @@ async fn l2_names_are_canonical_exactly_while_the_bridge_is_up() {
     let many = query(
         &conn,
         &format!(
-            r#"{{ account(by: {{address: "{:#x}"}}) {{ resolve {{ primaryNames(where: {{coinTypes: [{l2_coin}, 2147483648]}}) {{ coinType name {{ interpreted }} }} }} }} }}"#,
+            r#"{{ account(by: {{address: "{:#x}"}}) {{ reverseRecords {{ primaryNames(where: {{coinTypes: [{l2_coin}, 2147483648]}}) {{ coinType name {{ interpreted }} }} }} }} }}"#,
             net.holder
         ),
     )
     .await;
-    let names: Vec<&str> = many["account"]["resolve"]["primaryNames"]
+    let names: Vec<&str> = many["account"]["reverseRecords"]["primaryNames"]
         .as_array()
         .unwrap()
         .iter()

@@ -32,6 +32,37 @@ async fn get(client: &reqwest::Client, base: &str, path: &[&str], query: &str) -
 
 const RECORDS: &str = "addresses=60,0&texts=url,avatar&contenthash=true";
 
+/// POST a GraphQL query; its `data`.
+async fn graphql(client: &reqwest::Client, base: &str, query: &str, variables: Value) -> Value {
+    let response = client
+        .post(format!("{base}graphql"))
+        .json(&serde_json::json!({ "query": query, "variables": variables }))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = response.json().await.unwrap();
+    assert!(body["errors"].is_null(), "{query}: {body}");
+    body["data"].clone()
+}
+
+const DOMAIN_RESOLVE: &str = r#"query($name: InterpretedName!, $accelerate: Boolean!) {
+  domain(by: {name: $name}) { resolve(accelerate: $accelerate) {
+    records(addresses: [60, 0], texts: ["url", "avatar"], contenthash: true) {
+      records { addresses { coinType address } texts { key value } contenthash }
+      answered { source } } } } }"#;
+
+const PRIMARY_NAME: &str = r#"query($a: Address!) { account(by: {address: $a}) {
+  resolve { primaryName(by: {coinType: 60}) { name rejected answered { source } } } } }"#;
+
+/// The records of a REST answer in the shape `DOMAIN_RESOLVE` selects.
+fn selected(records: &Value) -> Value {
+    serde_json::json!({
+        "addresses": records["addresses"],
+        "texts": records["texts"],
+        "contenthash": records["contenthash"],
+    })
+}
+
 fn some_hex(bytes: &[u8]) -> Value {
     if bytes.is_empty() { Value::Null } else { Value::String(format!("0x{}", hex::encode(bytes))) }
 }
@@ -128,6 +159,20 @@ async fn resolves_every_name_both_ways(backend: Backend, chain_id: u64) {
         }
         records.as_object_mut().unwrap().remove("interfaces");
         assert_eq!(records, expected_records(&truth), "{typed}: the chain says otherwise");
+        // GraphQL gives the same answers (on the names the index holds a domain for).
+        if name.labels.len() <= 3 {
+            for (accelerate, rest) in [(true, &index), (false, &live)] {
+                let vars =
+                    serde_json::json!({ "name": name.interpreted(), "accelerate": accelerate });
+                let data = graphql(&client, &base, DOMAIN_RESOLVE, vars).await;
+                let answer = &data["domain"]["resolve"]["records"];
+                assert_eq!(answer["records"], selected(&rest["records"]), "{typed} over GraphQL");
+                assert_eq!(
+                    answer["answered"]["source"].as_str().map(str::to_lowercase),
+                    rest["answered"]["source"].as_str().map(str::to_owned)
+                );
+            }
+        }
         let resolver = &index["resolver"];
         if truth.resolver.is_zero() {
             assert!(resolver.is_null(), "{typed} has no resolver: {resolver}");
@@ -170,6 +215,11 @@ async fn resolves_every_name_both_ways(backend: Backend, chain_id: u64) {
             verified += 1;
             assert_eq!(index["answered"]["source"], "index", "{account}");
         }
+        let data =
+            graphql(&client, &base, PRIMARY_NAME, serde_json::json!({ "a": hex_account })).await;
+        let over_graphql = &data["account"]["resolve"]["primaryName"];
+        assert_eq!(over_graphql["name"], index["name"], "{account} over GraphQL");
+        assert_eq!(over_graphql["rejected"], index["rejected"], "{account} over GraphQL");
         if account == unnormalized {
             assert!(index["rejected"].as_str().unwrap().contains("normalized"), "{index}");
         }

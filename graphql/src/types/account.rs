@@ -34,9 +34,24 @@ impl Account {
         Address(self.0.clone())
     }
 
-    /// Reverse resolution: the account's primary names (ENSIP-19).
-    async fn resolve(&self) -> super::primary_name::ReverseResolve {
-        super::primary_name::ReverseResolve { account: self.0.clone() }
+    /// Reverse resolution: the account's primary names (ENSIP-19), each verified forward
+    /// (normalized, and its address for the coin type is this account). With `accelerate`
+    /// (the default) answered from the index where it knows the answer exactly.
+    async fn resolve(
+        &self,
+        #[graphql(default = true)] accelerate: bool,
+        #[graphql(default = false)] trace: bool,
+    ) -> super::resolve::VerifiedReverseResolve {
+        super::resolve::VerifiedReverseResolve {
+            account: self.0.clone(),
+            options: crate::resolution::ResolveOptions { accelerate, trace },
+        }
+    }
+
+    /// The account's reverse records as indexed (ENSIP-19's names per coin type, the default
+    /// registrar's as fallback), not verified forward.
+    async fn reverse_records(&self) -> super::primary_name::ReverseRecords {
+        super::primary_name::ReverseRecords { account: self.0.clone() }
     }
 
     /// Domains this account effectively owns (by name unless `order` says otherwise).

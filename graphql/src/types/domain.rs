@@ -70,7 +70,14 @@ pub struct Domain(pub domain::Model);
         arg(name = "last", ty = "Option<i32>"),
         arg(name = "before", ty = "Option<String>")
     ),
-    field(name = "resolver", ty = "DomainResolver", desc = "Assigned and effective resolver.")
+    field(name = "resolver", ty = "DomainResolver", desc = "Assigned and effective resolver."),
+    field(
+        name = "resolve",
+        ty = "super::resolve::ForwardResolve",
+        desc = "Forward resolution of the domain's name (ENSIP-10).",
+        arg(name = "accelerate", ty = "bool", default = true),
+        arg(name = "trace", ty = "bool", default = false)
+    )
 )]
 pub enum DomainInterface {
     /// An ENSv1 domain.
@@ -286,6 +293,20 @@ impl Domain {
     /// The resolver.
     async fn resolver(&self) -> DomainResolver {
         DomainResolver(self.0.clone())
+    }
+
+    /// Forward resolution of the domain's name (ENSIP-10): its records as the ENS protocol
+    /// answers them, from the index where it knows them exactly (`accelerate`, the default),
+    /// else by live calls.
+    async fn resolve(
+        &self,
+        #[graphql(default = true)] accelerate: bool,
+        #[graphql(default = false)] trace: bool,
+    ) -> super::resolve::ForwardResolve {
+        super::resolve::ForwardResolve {
+            name: self.0.name.clone(),
+            options: crate::resolution::ResolveOptions { accelerate, trace },
+        }
     }
 
     /// Every registration of the domain, oldest first.

@@ -8,6 +8,7 @@ pub mod name_reference;
 pub mod primary_name;
 pub mod registration;
 mod registry;
+pub mod resolve;
 pub mod resolver;
 
 pub use account::Account;

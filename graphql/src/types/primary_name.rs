@@ -1,5 +1,5 @@
-//! `Account.resolve`: an account's primary names (ENSIP-19), per chain, from the indexed
-//! reverse records.
+//! `Account.reverseRecords`: an account's reverse records (ENSIP-19) as indexed, per chain,
+//! without forward verification (`Account.resolve` verifies them).
 //!
 //! For coin type 60 (Ethereum) the primary name is the `name` record of `<addr>.addr.reverse`
 //! on its resolver (ENSIP-3). For an EVM chain's coin type (`0x80000000 | chainId`) it is
@@ -55,14 +55,14 @@ impl ChainName {
         (Self::Scroll, 534_352),
     ];
 
-    fn coin_type(self) -> i64 {
+    pub(crate) fn coin_type(self) -> i64 {
         match Self::ALL.iter().find(|(c, _)| *c == self).map_or(1, |(_, id)| *id) {
             1 => ETH_COIN_TYPE,
             chain => EVM_BIT | chain,
         }
     }
 
-    fn of_coin_type(coin_type: i64) -> Option<Self> {
+    pub(crate) fn of_coin_type(coin_type: i64) -> Option<Self> {
         Self::ALL.iter().find(|(c, _)| c.coin_type() == coin_type).map(|(c, _)| *c)
     }
 }
@@ -76,6 +76,16 @@ pub enum PrimaryNameByInput {
     CoinType(CoinType),
 }
 
+impl PrimaryNameByInput {
+    /// The coin type meant.
+    pub(crate) fn coin_type(&self) -> i64 {
+        match self {
+            Self::ChainName(chain) => chain.coin_type(),
+            Self::CoinType(CoinType(coin)) => *coin,
+        }
+    }
+}
+
 /// Which primary names.
 #[derive(Debug, OneofObject)]
 pub enum PrimaryNamesWhereInput {
@@ -83,6 +93,16 @@ pub enum PrimaryNamesWhereInput {
     ChainNames(Vec<ChainName>),
     /// ENSIP-11 coin types.
     CoinTypes(Vec<CoinType>),
+}
+
+impl PrimaryNamesWhereInput {
+    /// The coin types meant, in order.
+    pub(crate) fn coin_types(&self) -> Vec<i64> {
+        match self {
+            Self::ChainNames(chains) => chains.iter().map(|c| c.coin_type()).collect(),
+            Self::CoinTypes(coins) => coins.iter().map(|c| c.0).collect(),
+        }
+    }
 }
 
 /// One primary name.
@@ -113,25 +133,22 @@ impl PrimaryNameRecord {
     }
 }
 
-/// Reverse resolution of an account.
+/// The reverse records of an account, as indexed.
 #[derive(Debug)]
-pub struct ReverseResolve {
+pub struct ReverseRecords {
     /// Lowercase `0x` address.
     pub account: String,
 }
 
 #[Object]
-impl ReverseResolve {
+impl ReverseRecords {
     /// The primary name for one chain or coin type.
     async fn primary_name(
         &self,
         ctx: &Context<'_>,
         by: PrimaryNameByInput,
     ) -> Result<PrimaryNameRecord, Error> {
-        let coin_type = match by {
-            PrimaryNameByInput::ChainName(chain) => chain.coin_type(),
-            PrimaryNameByInput::CoinType(CoinType(coin)) => coin,
-        };
+        let coin_type = by.coin_type();
         let registrars = registrars(ctx).await?;
         let name = primary_name(ctx, &registrars, &self.account, coin_type).await?;
         Ok(PrimaryNameRecord { coin_type, name })
@@ -143,12 +160,7 @@ impl ReverseResolve {
         ctx: &Context<'_>,
         #[graphql(name = "where")] filter: PrimaryNamesWhereInput,
     ) -> Result<Vec<PrimaryNameRecord>, Error> {
-        let coin_types: Vec<i64> = match filter {
-            PrimaryNamesWhereInput::ChainNames(chains) => {
-                chains.into_iter().map(ChainName::coin_type).collect()
-            }
-            PrimaryNamesWhereInput::CoinTypes(coins) => coins.into_iter().map(|c| c.0).collect(),
-        };
+        let coin_types = filter.coin_types();
         if coin_types.len() > MAX_COIN_TYPES {
             return Err(coded(
                 code::INVALID_ARGUMENT,
