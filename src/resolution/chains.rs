@@ -13,7 +13,6 @@ use sea_orm::DatabaseConnection;
 
 use super::{index::IndexedChain, live::LiveChain};
 use crate::{
-    ChainId,
     config::{Config, NamegraphRole},
     ens::role::ContractRole,
     rpc::RpcClient,
@@ -147,55 +146,72 @@ impl ResolutionChains {
         &self.indexed
     }
 
-    /// Where `chain_id` stands.
+    /// Where `chain_id` stands: its checkpoint and its head as its indexer last reported it
+    /// (the status row, written every second), in one query; the endpoint's head (read at
+    /// most once a second) only when no indexer reports one.
     pub async fn point(
         &self,
         db: &DatabaseConnection,
         chain_id: u64,
     ) -> Result<BlockPoint, ResolutionError> {
-        let checkpoint = crate::store::writer::read_checkpoint(db, ChainId(chain_id))
+        use sea_orm::{ConnectionTrait, Statement};
+        let internal = |err: sea_orm::DbErr| {
+            tracing::warn!(target: "ensemble::resolution", error = %err, "Reading a checkpoint failed");
+            ResolutionError::new(error_code::INTERNAL, "the index could not be read")
+        };
+        let id = i64::try_from(chain_id).map_err(|_| {
+            ResolutionError::new(
+                error_code::CHAIN_UNAVAILABLE,
+                format!("chain {chain_id} is out of range"),
+            )
+        })?;
+        let sql = match db.get_database_backend() {
+            sea_orm::DbBackend::Postgres => {
+                "SELECT c.block_number, c.block_hash, s.head_block FROM checkpoints c \
+                 LEFT JOIN chain_status s ON s.chain_id = c.chain_id WHERE c.chain_id = $1"
+            }
+            _ => {
+                "SELECT c.block_number, c.block_hash, s.head_block FROM checkpoints c \
+                 LEFT JOIN chain_status s ON s.chain_id = c.chain_id WHERE c.chain_id = ?"
+            }
+        };
+        let row = db
+            .query_one_raw(Statement::from_sql_and_values(
+                db.get_database_backend(),
+                sql,
+                [id.into()],
+            ))
             .await
-            .map_err(|err| {
-                tracing::warn!(target: "ensemble::resolution", error = %err, "Reading a checkpoint failed");
-                ResolutionError::new(error_code::INTERNAL, "the index could not be read")
-            })?;
-        let indexed =
-            checkpoint.map(|c| BlockRef { chain_id, number: c.block_number, hash: c.block_hash });
-        let head = self.head(db, chain_id).await;
+            .map_err(internal)?;
+        let (indexed, reported) = match row {
+            Some(row) => {
+                let number: i64 = row.try_get_by_index(0).map_err(internal)?;
+                let hash: String = row.try_get_by_index(1).map_err(internal)?;
+                let head: Option<i64> = row.try_get_by_index(2).map_err(internal)?;
+                let block = BlockRef { chain_id, number: u64::try_from(number).unwrap_or(0), hash };
+                (Some(block), head.and_then(|h| u64::try_from(h).ok()).filter(|h| *h > 0))
+            }
+            None => (None, None),
+        };
+        let head = match reported {
+            Some(head) => Some(head),
+            None => self.endpoint_head(chain_id).await,
+        };
         let fresh = indexed
             .as_ref()
             .is_some_and(|b| head.is_none_or(|h| h.saturating_sub(b.number) <= self.max_lag));
         Ok(BlockPoint { indexed, head, fresh })
     }
 
-    /// The chain's head: from its endpoint (read at most once a second), else as its
-    /// indexer last reported it.
-    async fn head(&self, db: &DatabaseConnection, chain_id: u64) -> Option<u64> {
+    /// The chain's head from its endpoint, read at most once a second.
+    async fn endpoint_head(&self, chain_id: u64) -> Option<u64> {
         if let Some(head) = self.heads.get(&chain_id) {
             return Some(head);
         }
-        let live = self.chains.get(&chain_id).and_then(|c| c.live.as_ref());
-        let head = match live {
-            Some(live) => live.rpc.block_number().await.ok(),
-            None => None,
-        };
-        let head = match head {
-            Some(head) => Some(head),
-            None => {
-                use sea_orm::EntityTrait;
-                entities::chain_status::Entity::find_by_id(i64::try_from(chain_id).ok()?)
-                    .one(db)
-                    .await
-                    .ok()
-                    .flatten()
-                    .and_then(|s| u64::try_from(s.head_block).ok())
-                    .filter(|h| *h > 0)
-            }
-        };
-        if let Some(head) = head {
-            self.heads.insert(chain_id, head);
-        }
-        head
+        let live = self.chains.get(&chain_id).and_then(|c| c.live.as_ref())?;
+        let head = live.rpc.block_number().await.ok()?;
+        self.heads.insert(chain_id, head);
+        Some(head)
     }
 
     /// The block a live answer on `chain` is given at: the indexed block while the index is

@@ -143,6 +143,11 @@ impl Record {
             code: error_code::RESOLVER_BAD_RESPONSE,
             message: format!("the resolver's answer does not decode: {err}"),
         };
+        // An empty answer is an unset record: resolvers that relay another chain's answer
+        // (bridges) return nothing where that chain has no resolver.
+        if data.is_empty() {
+            return Ok(None);
+        }
         Ok(match self {
             Self::Address(ETH_COIN_TYPE) => {
                 let address = R::addr_0Call::abi_decode_returns(data).map_err(bad)?;

@@ -8,26 +8,22 @@
 
 use std::time::{Duration, Instant};
 
-use actix_web::{App, HttpResponse, HttpServer, web};
 use alloy::{
-    primitives::{Address, B256, Bytes, U256, keccak256},
-    providers::{Provider, RootProvider},
-    rpc::types::TransactionRequest,
+    primitives::{Address, B256, keccak256},
+    providers::RootProvider,
     sol_types::{SolCall, SolValue},
 };
 use ensemble::Service;
-use ensemble_devkit::devnet::{Driver, contracts::IRegistry, scenario::ScenarioOptions, solidity};
+use ensemble_devkit::devnet::{contracts::IRegistry, scenario::ScenarioOptions, solidity};
 use serde_json::Value;
 
 use crate::{
+    gateway::{self, Gateway, Rule, deploy, dns, resolve},
     reorg::wait_for_hash,
     support::{self, Backend, TestDb},
 };
 
 alloy::sol! {
-    interface IWildcardAnswer {
-        function answer(bytes name, bytes data) external pure returns (bytes);
-    }
     interface IRecordCalls {
         function addr(bytes32 node) external view returns (address);
         function text(bytes32 node, string key) external view returns (string);
@@ -35,152 +31,27 @@ alloy::sol! {
     }
 }
 
-/// What the gateway computes with: the chain, and the wildcard resolver whose `answer` rule
-/// the offchain records follow.
-#[derive(Clone)]
-struct Gateway {
-    provider: RootProvider,
-    wildcard: Address,
-}
-
-/// `answer(name, data)` of the wildcard resolver, by `eth_call`.
-async fn wildcard_answer(
-    provider: &RootProvider,
-    wildcard: Address,
-    name: &[u8],
-    data: &[u8],
-) -> Vec<u8> {
-    let call =
-        IWildcardAnswer::answerCall { name: name.to_vec().into(), data: data.to_vec().into() };
-    let tx =
-        TransactionRequest::default().to(wildcard).input(Bytes::from(call.abi_encode()).into());
-    let out = provider.call(tx).await.expect("answer");
-    IWildcardAnswer::answerCall::abi_decode_returns(&out).expect("decodes").to_vec()
-}
-
-/// The gateway's response to `request` (`abi.encode(name, data)`): the record, and the
-/// request's hash (`wrong`: another request's).
-async fn respond(gateway: &Gateway, request_hex: &str, wrong: bool) -> HttpResponse {
-    let request = hex::decode(request_hex.trim_start_matches("0x")).expect("hex request");
-    let (name, data) = <(Bytes, Bytes)>::abi_decode_params(&request).expect("request decodes");
-    let result = wildcard_answer(&gateway.provider, gateway.wildcard, &name, &data).await;
-    let hash = if wrong { keccak256(b"another request") } else { keccak256(&request) };
-    let response = (Bytes::from(result), hash).abi_encode_params();
-    HttpResponse::Ok().json(serde_json::json!({ "data": format!("0x{}", hex::encode(response)) }))
-}
-
-async fn post(
-    gateway: web::Data<Gateway>,
-    mode: web::Path<String>,
-    body: web::Json<Value>,
-) -> HttpResponse {
-    let data = body["data"].as_str().unwrap_or_default().to_owned();
-    match mode.as_str() {
-        "ok" => respond(&gateway, &data, false).await,
-        "wrong" => respond(&gateway, &data, true).await,
-        "slow" => {
-            tokio::time::sleep(Duration::from_secs(30)).await;
-            respond(&gateway, &data, false).await
-        }
-        "huge" => HttpResponse::Ok()
-            .json(serde_json::json!({ "data": format!("0x{}", "00".repeat(1 << 20)) })),
-        "loop" => HttpResponse::Found().insert_header(("location", "/loop")).finish(),
-        "fail" => HttpResponse::InternalServerError().finish(),
-        _ => HttpResponse::NotFound().json(serde_json::json!({ "message": "no such name" })),
-    }
-}
-
-async fn get(gateway: web::Data<Gateway>, path: web::Path<(String, String)>) -> HttpResponse {
-    let (_sender, data) = path.into_inner();
-    respond(&gateway, data.trim_end_matches(".json"), false).await
-}
-
-/// Starts the gateway on a free port; its base URL.
-fn start_gateway(gateway: Gateway) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let data = web::Data::new(gateway);
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(data.clone())
-            .app_data(web::JsonConfig::default().limit(1 << 20))
-            .route("/get/{sender}/{data}", web::get().to(get))
-            .route("/{mode}", web::post().to(post))
-            .route(
-                "/{mode}",
-                web::get().to(|| async {
-                    HttpResponse::Found().insert_header(("location", "/loop")).finish()
-                }),
-            )
-    })
-    .workers(2)
-    .listen(listener)
-    .unwrap()
-    .run();
-    actix_rt::spawn(server);
-    base
-}
-
-async fn deploy(driver: &mut Driver, mut code: Vec<u8>, args: Vec<u8>) -> Address {
-    let deployer = driver.accounts[0];
-    let nonce = driver.provider().get_transaction_count(deployer).await.unwrap();
-    code.extend(args);
-    driver.send(deployer, None, code, U256::ZERO, "deploy").await.unwrap();
-    driver.mine().await.unwrap();
-    deployer.create(nonce)
-}
-
-fn dns(name: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    for label in name.split('.') {
-        out.push(label.len() as u8);
-        out.extend(label.as_bytes());
-    }
-    out.push(0);
-    out
-}
-
 /// The records the test asks for, as the API renders them, computed by `eth_call`s of the
 /// wildcard resolver's rule for `name`.
 async fn expected(provider: &RootProvider, wildcard: Address, name: &str) -> Value {
+    let rule = Gateway { provider: provider.clone(), rule: Rule::Wildcard(wildcard) };
     let node = alloy::ens::namehash(name);
     let encoded = dns(name);
-    let addr = wildcard_answer(
-        provider,
-        wildcard,
-        &encoded,
-        &IRecordCalls::addrCall { node }.abi_encode(),
-    )
-    .await;
+    let addr = rule.answer(&encoded, &IRecordCalls::addrCall { node }.abi_encode()).await;
     let addr = IRecordCalls::addrCall::abi_decode_returns(&addr).unwrap();
-    let text = |key: &str| IRecordCalls::textCall { node, key: key.into() }.abi_encode();
-    let url = wildcard_answer(provider, wildcard, &encoded, &text("url")).await;
-    let url = IRecordCalls::textCall::abi_decode_returns(&url).unwrap();
-    let hash = wildcard_answer(
-        provider,
-        wildcard,
-        &encoded,
-        &IRecordCalls::contenthashCall { node }.abi_encode(),
-    )
-    .await;
+    let text = IRecordCalls::textCall { node, key: "url".into() }.abi_encode();
+    let url = IRecordCalls::textCall::abi_decode_returns(&rule.answer(&encoded, &text).await);
+    let hash = rule.answer(&encoded, &IRecordCalls::contenthashCall { node }.abi_encode()).await;
     let hash = IRecordCalls::contenthashCall::abi_decode_returns(&hash).unwrap();
     serde_json::json!({
         "addresses": [{ "coinType": 60, "address": format!("{addr:#x}") }, { "coinType": 0, "address": null }],
-        "texts": [{ "key": "url", "value": url }],
+        "texts": [{ "key": "url", "value": url.unwrap() }],
         "contenthash": format!("0x{}", hex::encode(hash)),
         "name": null, "pubkey": null, "abi": null, "interfaces": [], "errors": [],
     })
 }
 
 const RECORDS: &str = "addresses=60,0&texts=url&contenthash=true";
-
-async fn resolve(client: &reqwest::Client, base: &str, name: &str, query: &str) -> (u16, Value) {
-    let mut url = reqwest::Url::parse(base).unwrap();
-    url.path_segments_mut().unwrap().extend(["api", "resolve", "records", name]);
-    url.set_query(Some(query));
-    let response = client.get(url).send().await.unwrap();
-    (response.status().as_u16(), response.json().await.unwrap())
-}
 
 async fn wildcards_and_offchain_lookups(backend: Backend, chain_id: u64) {
     let (anvil, mut driver, scenario) =
@@ -192,7 +63,8 @@ async fn wildcards_and_offchain_lookups(backend: Backend, chain_id: u64) {
         vec![],
     )
     .await;
-    let gateway = start_gateway(Gateway { provider: anvil.provider(), wildcard });
+    let gateway =
+        gateway::start(Gateway { provider: anvil.provider(), rule: Rule::Wildcard(wildcard) });
     let offchain = solidity::bytecode("OffchainResolver.sol", "OffchainResolver").unwrap();
     // Each offchain resolver's gateways, by the `.test` name it serves.
     let gateways: Vec<(&str, Vec<String>)> = vec![

@@ -4,6 +4,7 @@
 #![allow(unreachable_pub, missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod admin;
+mod bridged_resolution;
 mod bulk_upsert;
 mod ccip_read;
 mod connection_walk;
@@ -13,6 +14,7 @@ mod database_faults;
 mod decode_errors;
 mod faults;
 mod fuzz;
+mod gateway;
 mod graphql;
 mod handlers;
 mod history;

@@ -285,7 +285,9 @@ async fn bench_query(
 ) -> anyhow::Result<()> {
     use ensemble_devkit::bench::{namegraph, query, report};
     use sea_orm::{EntityTrait, PaginatorTrait};
-    let db = ensemble::store::database::connect_current(database_url).await?;
+    // The bench fills the database it is given, so it brings the schema up to date first
+    // (a fresh database included).
+    let db = ensemble::store::database::connect(database_url).await?;
     let held = entities::domain::Entity::find().count(&db).await?;
     if (held as usize) < domains {
         tracing::info!(target: "bench", held, domains, seed, "Generating a namegraph");
