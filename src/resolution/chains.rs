@@ -22,6 +22,9 @@ use crate::{
 const LIVE_CALL_ATTEMPTS: u32 = 2;
 /// How long a chain's head, once read, is taken as current.
 const HEAD_TTL: Duration = Duration::from_secs(1);
+/// How long a chain's indexed block and head, once read, are taken as current: an index
+/// answer is for a block committed at most this long before it is given (and says which).
+pub const POINT_TTL: Duration = Duration::from_millis(250);
 
 /// One chain.
 #[derive(Clone, Debug)]
@@ -70,6 +73,7 @@ pub struct ResolutionChains {
     root: Option<u64>,
     max_lag: u64,
     heads: moka::sync::Cache<u64, u64>,
+    points: moka::sync::Cache<u64, BlockPoint>,
 }
 
 impl ResolutionChains {
@@ -123,6 +127,7 @@ impl ResolutionChains {
             root,
             max_lag: config.resolution.max_index_lag_blocks,
             heads: moka::sync::Cache::builder().max_capacity(64).time_to_live(HEAD_TTL).build(),
+            points: moka::sync::Cache::builder().max_capacity(64).time_to_live(POINT_TTL).build(),
         }
     }
 
@@ -146,10 +151,24 @@ impl ResolutionChains {
         &self.indexed
     }
 
-    /// Where `chain_id` stands: its checkpoint and its head as its indexer last reported it
-    /// (the status row, written every second), in one query; the endpoint's head (read at
-    /// most once a second) only when no indexer reports one.
+    /// Where `chain_id` stands, as read at most [`POINT_TTL`] ago: its checkpoint and its
+    /// head as its indexer last reported it (the status row, written every second), in one
+    /// query; the endpoint's head (read at most once a second) only when no indexer reports
+    /// one.
     pub async fn point(
+        &self,
+        db: &DatabaseConnection,
+        chain_id: u64,
+    ) -> Result<BlockPoint, ResolutionError> {
+        if let Some(point) = self.points.get(&chain_id) {
+            return Ok(point);
+        }
+        let point = self.read_point(db, chain_id).await?;
+        self.points.insert(chain_id, point.clone());
+        Ok(point)
+    }
+
+    async fn read_point(
         &self,
         db: &DatabaseConnection,
         chain_id: u64,

@@ -25,7 +25,7 @@ pub fn is_evm_coin(coin_type: u64) -> bool {
 }
 
 /// One record asked for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Record {
     /// An address by coin type.
     Address(u64),

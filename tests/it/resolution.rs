@@ -294,3 +294,46 @@ impl EthLabel for ScenarioName {
         }
     }
 }
+
+/// An answer the index gave is served again only while the chain stays at its block: a record
+/// changed in a later block is answered anew, and the answer names the later block.
+async fn a_record_changed_on_chain_is_answered_anew(backend: Backend, chain_id: u64) {
+    let (anvil, mut driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
+    let d = scenario.deployment;
+    let db = TestDb::new(backend).await;
+    let config = support::config(&db.url, d.chain_config(chain_id, &anvil.url));
+    let service = Service::start(&config).await.unwrap();
+    wait_for_hash(&service.db, chain_id, &driver).await;
+    let base = format!("http://{}/", service.http_addr);
+    let client = reqwest::Client::new();
+    let name = scenario.names.iter().find_map(|n| n.eth_label_text()).unwrap() + ".eth";
+    let path = ["api", "resolve", "records", name.as_str()];
+    let node = alloy::ens::namehash(&name);
+    let resolver = driver.read(d.registry, IRegistry::resolverCall { node }).await.unwrap();
+    assert!(d.resolver == resolver || d.legacy_resolver == resolver, "{name}: {resolver}");
+    let owner = driver.read(d.registry, IRegistry::ownerCall { node }).await.unwrap();
+
+    let (_, first) = get(&client, &base, &path, "texts=url").await;
+    let (_, again) = get(&client, &base, &path, "texts=url").await;
+    assert_eq!(first["answered"]["source"], "index", "{first}");
+    assert_eq!(first, again, "the same block, the same answer");
+
+    let set = IResolver::setTextCall { node, key: "url".into(), value: "https://changed".into() };
+    driver.call_tx(owner, resolver, set, "text").await.unwrap();
+    driver.mine().await.unwrap();
+    wait_for_hash(&service.db, chain_id, &driver).await;
+    // Past the time a read checkpoint is taken as current.
+    tokio::time::sleep(ensemble::resolution::chains::POINT_TTL * 2).await;
+    let (_, after) = get(&client, &base, &path, "texts=url").await;
+    assert_eq!(after["answered"]["source"], "index", "{after}");
+    assert_eq!(after["records"]["texts"][0]["value"], "https://changed", "{after}");
+    let (before, now) =
+        (&first["answered"]["block"]["number"], &after["answered"]["block"]["number"]);
+    assert!(now.as_u64() > before.as_u64(), "{before} then {now}");
+    let (_, live) = get(&client, &base, &path, "texts=url&accelerate=false").await;
+    assert_eq!(live["records"], after["records"]);
+    service.stop().await;
+}
+
+crate::support::on_both_engines!(a_record_changed_on_chain_is_answered_anew, 31_634);
