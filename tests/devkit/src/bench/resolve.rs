@@ -10,6 +10,9 @@
 //! - On a database filled by `bench query` (no chain behind it): records of random domains
 //!   and primary names of random owners, from the index only; such a database gets a
 //!   checkpoint for its chain if it has none, so the index counts as fresh.
+//!
+//! Index cases run twice: as clients send them (a name asked again is served from the
+//! answer cache while its block holds), and uncached (traced requests skip the cache).
 
 use std::time::{Duration, Instant};
 
@@ -26,6 +29,27 @@ use crate::devnet::{Anvil, Driver, Scenario, scenario::ScenarioOptions};
 pub const TIME_BUDGET: Duration = Duration::from_secs(20);
 /// Fewest runs per case, whatever the time.
 pub const MIN_RUNS: usize = 20;
+
+/// How a case is answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// From the index, repeated answers from the answer cache (names repeat across runs).
+    Index,
+    /// From the index, every answer computed: traced requests skip the answer cache.
+    IndexUncached,
+    /// By live calls.
+    Live,
+}
+
+impl Path {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Index => "index",
+            Self::IndexUncached => "index, uncached",
+            Self::Live => "live",
+        }
+    }
+}
 
 /// Timings of one case.
 #[derive(Clone, Debug)]
@@ -69,11 +93,12 @@ async fn time_case(
     service: &ResolutionService,
     case: &str,
     subjects: &[Subject],
-    accelerate: bool,
+    path: Path,
     runs: usize,
     rng: &mut StdRng,
 ) -> Result<ResolveTiming, BenchError> {
-    let options = ResolveOptions { accelerate, trace: false };
+    let accelerate = path != Path::Live;
+    let options = ResolveOptions { accelerate, trace: path == Path::IndexUncached };
     let selection = selection();
     let started = Instant::now();
     let mut times = Vec::with_capacity(runs);
@@ -102,7 +127,7 @@ async fn time_case(
     times.sort_unstable();
     let timing = ResolveTiming {
         case: case.to_owned(),
-        source: if accelerate { "index" } else { "live" },
+        source: path.label(),
         runs: times.len(),
         p50: percentile(&times, 0.50),
         p99: percentile(&times, 0.99),
@@ -135,11 +160,9 @@ pub async fn devnet(
         scenario.primary_accounts.iter().map(|a| Subject::Primary(*a)).collect();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut out = Vec::new();
-    for accelerate in [true, false] {
-        out.push(time_case(&resolver, "records", &names, accelerate, runs, &mut rng).await?);
-        out.push(
-            time_case(&resolver, "primary name", &accounts, accelerate, runs, &mut rng).await?,
-        );
+    for path in [Path::Index, Path::IndexUncached, Path::Live] {
+        out.push(time_case(&resolver, "records", &names, path, runs, &mut rng).await?);
+        out.push(time_case(&resolver, "primary name", &accounts, path, runs, &mut rng).await?);
     }
     service.stop().await;
     drop(anvil);
@@ -210,10 +233,12 @@ pub async fn database(
         }
         names.push(Subject::Records(row.name));
     }
-    Ok(vec![
-        time_case(&resolver, "records", &names, true, runs, &mut rng).await?,
-        time_case(&resolver, "primary name", &accounts, true, runs, &mut rng).await?,
-    ])
+    let mut out = Vec::new();
+    for path in [Path::Index, Path::IndexUncached] {
+        out.push(time_case(&resolver, "records", &names, path, runs, &mut rng).await?);
+        out.push(time_case(&resolver, "primary name", &accounts, path, runs, &mut rng).await?);
+    }
+    Ok(out)
 }
 
 /// The defaults with `chain` and the database at `url`, on an ephemeral port.
