@@ -119,6 +119,10 @@ pub struct ResolutionConfig {
     pub gateway_timeout_ms: u64,
     /// Largest gateway response accepted, bytes.
     pub gateway_max_bytes: usize,
+    /// Whether gateways may be on loopback, private, link-local or shared addresses. A
+    /// resolver names its gateways, so off (the default) keeps anyone who deploys one from
+    /// making this server call its own network; on for local gateways (tests, a devnet).
+    pub gateway_private_addresses: bool,
 }
 
 impl ResolutionConfig {

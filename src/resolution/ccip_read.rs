@@ -15,7 +15,7 @@ use alloy::{
 };
 use graphql::resolution::error_code;
 
-use super::{abi::OffchainLookup, live::LiveChain, trace::Trace};
+use super::{abi::OffchainLookup, gateway_guard, live::LiveChain, trace::Trace};
 use crate::rpc::CallOutcome;
 
 /// Lookups one call may make (the first and those its callbacks ask for).
@@ -45,20 +45,38 @@ impl CallFailure {
 pub struct Gateways {
     http: reqwest::Client,
     max_bytes: usize,
+    private_addresses: bool,
 }
 
 impl Gateways {
     /// A client whose requests take at most `timeout` and whose responses hold at most
-    /// `max_bytes`.
-    pub fn new(timeout: Duration, max_bytes: usize) -> Result<Self, String> {
+    /// `max_bytes`; gateways on private addresses only with `private_addresses`
+    /// ([`super::gateway_guard`]).
+    pub fn new(
+        timeout: Duration,
+        max_bytes: usize,
+        private_addresses: bool,
+    ) -> Result<Self, String> {
         crate::rpc::client::install_tls_provider();
-        let http = reqwest::Client::builder()
+        let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+            } else if !private_addresses && gateway_guard::is_private_literal(attempt.url()) {
+                // Answered as the redirect itself, which is no gateway response.
+                attempt.stop()
+            } else {
+                attempt.follow()
+            }
+        });
+        let mut builder = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout)
-            .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
-            .build()
-            .map_err(|e| format!("gateway http client: {e}"))?;
-        Ok(Self { http, max_bytes })
+            .redirect(redirects);
+        if !private_addresses {
+            builder = builder.dns_resolver(std::sync::Arc::new(gateway_guard::PublicOnly));
+        }
+        let http = builder.build().map_err(|e| format!("gateway http client: {e}"))?;
+        Ok(Self { http, max_bytes, private_addresses })
     }
 
     /// Fetches the response to `data` from `urls` for `sender`, trying the next URL after a
@@ -85,6 +103,10 @@ impl Gateways {
             };
             if !matches!(parsed.scheme(), "http" | "https") {
                 last = format!("{shown}: only http and https gateways are fetched");
+                continue;
+            }
+            if !self.private_addresses && gateway_guard::is_private_literal(&parsed) {
+                last = format!("{shown}: a private address (gateways must be public)");
                 continue;
             }
             let request = if template.contains("{data}") {
@@ -151,7 +173,12 @@ fn describe(err: &reqwest::Error) -> String {
     } else if err.is_redirect() {
         format!("more than {MAX_REDIRECTS} redirects")
     } else if err.is_connect() {
-        "connection failed".into()
+        // A refused private address shows as a failed connection: say which.
+        let chain = std::iter::successors(std::error::Error::source(err), |e| e.source());
+        match chain.map(ToString::to_string).find(|t| t.contains("no public address")) {
+            Some(why) => why,
+            None => "connection failed".into(),
+        }
     } else {
         "request failed".into()
     }
@@ -241,6 +268,34 @@ fn revert_reason(revert: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn refuses_private_gateways_unless_allowed() {
+        let gateways = Gateways::new(Duration::from_secs(2), 1024, false).unwrap();
+        let trace = Trace::new(false);
+        for url in [
+            "http://127.0.0.1:9/x",
+            "http://[::1]:9/x",
+            "http://localhost:9/x",
+            "http://169.254.169.254/x",
+        ] {
+            let err =
+                gateways.fetch(Address::ZERO, &[url.to_owned()], &[], &trace).await.unwrap_err();
+            assert_eq!(err.code, error_code::GATEWAY_FAILED);
+            assert!(
+                err.message.contains("private") || err.message.contains("no public address"),
+                "{url}: {}",
+                err.message
+            );
+        }
+        // Allowed, the request is made (and fails to connect: nothing listens on port 9).
+        let open = Gateways::new(Duration::from_secs(2), 1024, true).unwrap();
+        let err = open
+            .fetch(Address::ZERO, &["http://127.0.0.1:9/x".into()], &[], &trace)
+            .await
+            .unwrap_err();
+        assert!(err.message.contains("connection failed"), "{}", err.message);
+    }
 
     #[test]
     fn parses_gateway_answers() {

@@ -11,6 +11,7 @@ pub mod abi;
 pub mod answer_cache;
 pub mod ccip_read;
 pub mod chains;
+pub mod gateway_guard;
 pub mod index;
 pub mod live;
 pub mod name;
@@ -69,7 +70,11 @@ impl ResolutionService {
             db,
             config: settings.clone(),
             chains: ResolutionChains::from_config(config),
-            gateways: Gateways::new(settings.gateway_timeout(), settings.gateway_max_bytes)?,
+            gateways: Gateways::new(
+                settings.gateway_timeout(),
+                settings.gateway_max_bytes,
+                settings.gateway_private_addresses,
+            )?,
             bridges: moka::sync::Cache::builder().max_capacity(1).time_to_live(BRIDGES_TTL).build(),
             answers: AnswerCache::new(ANSWER_CACHE_BYTES),
         })

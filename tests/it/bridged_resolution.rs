@@ -83,8 +83,10 @@ async fn bridged_names_resolve_both_ways(backend: Backend, l1_id: u64) {
     );
     l2_chain.static_resolvers = vec![l2_resolver];
     let db = TestDb::new(backend).await;
-    let service =
-        Service::start(&support::config_of(&db.url, vec![l1_chain, l2_chain])).await.unwrap();
+    let mut config = support::config_of(&db.url, vec![l1_chain, l2_chain]);
+    // The gateway is on loopback.
+    config.resolution.gateway_private_addresses = true;
+    let service = Service::start(&config).await.unwrap();
     wait_for_hash(&service.db, l1_id, &l1_driver).await;
     wait_for_hash(&service.db, l2_id, &l2_driver).await;
     let api = format!("http://{}/", service.http_addr);

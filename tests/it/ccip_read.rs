@@ -109,6 +109,10 @@ async fn wildcards_and_offchain_lookups(backend: Backend, chain_id: u64) {
     let db = TestDb::new(backend).await;
     let mut config = support::config(&db.url, d.chain_config(chain_id, &anvil.url));
     config.resolution.gateway_timeout_ms = 500;
+    // The gateway is on loopback.
+    config.resolution.gateway_private_addresses = true;
+    // The gateway is on loopback.
+    config.resolution.gateway_private_addresses = true;
     config.resolution.timeout_ms = 5_000;
     let service = Service::start(&config).await.unwrap();
     wait_for_hash(&service.db, chain_id, &driver).await;
