@@ -104,7 +104,16 @@ pub async fn forward(
     }
     let nodes = name.suffix_nodes();
     let depth = name.depth();
-    let resolvers = resolvers_of(db, root, &nodes[..depth]).await?;
+    // The name's records are read under each static resolver of the root chain while the walk
+    // runs (one round trip instead of two): the resolver the walk finds is usually one of
+    // them, and a key that holds no records costs an index probe.
+    let keys: Vec<ResolverRecordKey> = root
+        .static_resolvers
+        .iter()
+        .map(|r| ResolverRecordKey::new(root.chain_id, &r.0.0, &nodes[0].0))
+        .collect();
+    let (resolvers, prefetched) =
+        futures::try_join!(resolvers_of(db, root, &nodes[..depth]), read_rows(db, &keys, records))?;
     let unset = || records.iter().map(|_| Ok(None)).collect::<Vec<_>>();
     let Some((skip, resolver)) = resolvers.iter().enumerate().find_map(|(i, r)| r.map(|r| (i, r)))
     else {
@@ -146,8 +155,23 @@ pub async fn forward(
                 name.as_str()
             )));
         };
-        return answer(db, &target, name, nodes[0], resolver, records, trace, Some(target_chain))
-            .await;
+        if !target.static_resolvers.contains(&resolver) {
+            return Ok(IndexAnswer::Live(format!(
+                "{resolver:#x} on chain {target_chain} is not a static resolver"
+            )));
+        }
+        let key = ResolverRecordKey::new(target_chain, &resolver.0.0, &nodes[0].0);
+        let rows = read_rows(db, std::slice::from_ref(&key), records).await?;
+        return Ok(answer(
+            &target,
+            name,
+            &key,
+            resolver,
+            &rows,
+            records,
+            trace,
+            Some(target_chain),
+        ));
     }
 
     if !root.static_resolvers.contains(&resolver) {
@@ -159,28 +183,28 @@ pub async fn forward(
         });
         return Ok(IndexAnswer::Known { resolver: None, outcomes: unset(), bridged_to: None });
     }
-    answer(db, root, name, nodes[0], resolver, records, trace, None).await
+    let key = ResolverRecordKey::new(root.chain_id, &resolver.0.0, &nodes[0].0);
+    Ok(answer(root, name, &key, resolver, &prefetched, records, trace, None))
 }
 
-/// The records of `node` on `resolver` (set on the name itself) of `chain`.
-#[allow(clippy::too_many_arguments)]
-async fn answer(
+/// The record rows of some `(chain, resolver, node)` keys, as `records` needs them.
+#[derive(Debug, Default)]
+struct Rows {
+    records: HashMap<ResolverRecordKey, resolver_record::Model>,
+    addresses: HashMap<ResolverRecordKey, HashMap<i64, String>>,
+    texts: HashMap<ResolverRecordKey, HashMap<String, Option<String>>>,
+}
+
+/// Reads the rows `records` needs under `keys`: the record row, the address rows and the
+/// asked text rows, at once.
+async fn read_rows(
     db: &DatabaseConnection,
-    chain: &IndexedChain,
-    name: &ResolvableName,
-    node: B256,
-    resolver: Address,
+    keys: &[ResolverRecordKey],
     records: &[Record],
-    trace: &Trace,
-    bridged_to: Option<u64>,
-) -> Result<IndexAnswer, ResolutionError> {
-    if !chain.static_resolvers.contains(&resolver) {
-        return Ok(IndexAnswer::Live(format!(
-            "{resolver:#x} on chain {} is not a static resolver",
-            chain.chain_id
-        )));
+) -> Result<Rows, ResolutionError> {
+    if keys.is_empty() {
+        return Ok(Rows::default());
     }
-    let key = ResolverRecordKey::new(chain.chain_id, &resolver.0.0, &node.0);
     let wants = |f: fn(&Record) -> bool| records.iter().any(f);
     let text_hashes: Vec<entities::raw_hex::RawHash> = records
         .iter()
@@ -194,15 +218,18 @@ async fn answer(
     // The three reads are independent: run at once, they cost one round trip's latency.
     let row = async {
         if wants(|r| matches!(r, Record::Contenthash | Record::Name | Record::Pubkey)) {
-            resolver_record::Entity::find_by_id(key.clone()).one(db).await
+            resolver_record::Entity::find()
+                .filter(resolver_record::Column::Id.is_in(keys.to_vec()))
+                .all(db)
+                .await
         } else {
-            Ok(None)
+            Ok(Vec::new())
         }
     };
     let addresses = async {
         if wants(|r| matches!(r, Record::Address(_))) {
             resolver_address::Entity::find()
-                .filter(resolver_address::Column::RecordId.eq(key.clone()))
+                .filter(resolver_address::Column::RecordId.is_in(keys.to_vec()))
                 .all(db)
                 .await
         } else {
@@ -214,22 +241,52 @@ async fn answer(
             return Ok(Vec::new());
         }
         resolver_text::Entity::find()
-            .filter(resolver_text::Column::RecordId.eq(key.clone()))
+            .filter(resolver_text::Column::RecordId.is_in(keys.to_vec()))
             .filter(resolver_text::Column::KeyHash.is_in(text_hashes.clone()))
             .all(db)
             .await
     };
     let (row, addresses, texts) = futures::try_join!(row, addresses, texts).map_err(db_error)?;
-    let addresses: HashMap<i64, String> =
-        addresses.into_iter().map(|row| (row.coin_type, row.address)).collect();
-    let texts: HashMap<String, Option<String>> =
-        texts.into_iter().map(|row| (row.key, row.value)).collect();
+    let mut rows = Rows::default();
+    for record in row {
+        rows.records.insert(record.id.clone(), record);
+    }
+    for address in addresses {
+        rows.addresses
+            .entry(address.record_id)
+            .or_default()
+            .insert(address.coin_type, address.address);
+    }
+    for text in texts {
+        rows.texts.entry(text.record_id).or_default().insert(text.key, text.value);
+    }
+    Ok(rows)
+}
+
+/// The answer from the rows of `key`: `resolver`'s records of the name (set on the name
+/// itself) on `chain`.
+#[allow(clippy::too_many_arguments)]
+fn answer(
+    chain: &IndexedChain,
+    name: &ResolvableName,
+    key: &ResolverRecordKey,
+    resolver: Address,
+    rows: &Rows,
+    records: &[Record],
+    trace: &Trace,
+    bridged_to: Option<u64>,
+) -> IndexAnswer {
+    let row = rows.records.get(key);
+    let no_addresses = HashMap::new();
+    let addresses = rows.addresses.get(key).unwrap_or(&no_addresses);
+    let no_texts = HashMap::new();
+    let texts = rows.texts.get(key).unwrap_or(&no_texts);
     let mut outcomes = Vec::with_capacity(records.len());
     for record in records {
         let value = match record {
             Record::Address(coin) => {
                 let Ok(stored) = i64::try_from(*coin) else {
-                    return Ok(IndexAnswer::Live(format!("coin type {coin} is beyond the index")));
+                    return IndexAnswer::Live(format!("coin type {coin} is beyond the index"));
                 };
                 match addresses.get(&stored) {
                     Some(hex) => address_value(*coin, &decode_hex(hex)),
@@ -239,19 +296,18 @@ async fn answer(
             Record::Text(key) => match texts.get(key) {
                 Some(Some(value)) => text_value(value),
                 Some(None) => {
-                    return Ok(IndexAnswer::Live(format!(
+                    return IndexAnswer::Live(format!(
                         "the value of text {:?} was not readable when indexed",
                         key.chars().take(64).collect::<String>()
-                    )));
+                    ));
                 }
                 None => None,
             },
             Record::Contenthash => row
-                .as_ref()
                 .and_then(|r| r.contenthash.as_deref())
                 .and_then(|hex| bytes_value(&decode_hex(hex))),
-            Record::Name => row.as_ref().and_then(|r| r.name.as_deref()).and_then(text_value),
-            Record::Pubkey => row.as_ref().and_then(|r| {
+            Record::Name => row.and_then(|r| r.name.as_deref()).and_then(text_value),
+            Record::Pubkey => row.and_then(|r| {
                 let x: B256 = r.pubkey_x.as_deref()?.parse().ok()?;
                 let y: B256 = r.pubkey_y.as_deref()?.parse().ok()?;
                 pubkey_value(x, y)
@@ -270,7 +326,7 @@ async fn answer(
         found_at: name.as_str().to_owned(),
         extended: Some(false),
     };
-    Ok(IndexAnswer::Known { resolver: Some(used), outcomes, bridged_to })
+    IndexAnswer::Known { resolver: Some(used), outcomes, bridged_to }
 }
 
 /// The bytes of stored `0x` hex (the index writes only valid hex).
