@@ -106,6 +106,21 @@ pub fn register_chain(chain: ChainId, contracts: &[&'static str]) {
 
 /// HELP text and units of every metric (Prometheus tooling expects them).
 fn describe() {
+    describe_counter!(
+        "ensemble_resolutions_total",
+        Unit::Count,
+        "Resolutions answered, by kind (forward, reverse) and source (index, index_cached, live)."
+    );
+    describe_counter!(
+        "ensemble_resolution_errors_total",
+        Unit::Count,
+        "Resolutions that failed as a whole, by kind and error code."
+    );
+    describe_histogram!(
+        "ensemble_resolution_seconds",
+        Unit::Seconds,
+        "Time to answer one resolution, by kind and source."
+    );
     describe_gauge!(
         "ensemble_mailbox_depth",
         Unit::Count,

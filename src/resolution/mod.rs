@@ -60,6 +60,37 @@ const BRIDGES_TTL: std::time::Duration = std::time::Duration::from_secs(5);
 struct Forward {
     resolution: ForwardResolution,
     outcomes: Vec<Outcome>,
+    /// Served from the answer cache.
+    cached: bool,
+}
+
+/// Counts one resolution of `kind` (and its time) in the metrics.
+fn observe(
+    kind: &'static str,
+    source: Result<&'static str, &'static str>,
+    started: std::time::Instant,
+) {
+    match source {
+        Ok(source) => {
+            metrics::counter!("ensemble_resolutions_total", "kind" => kind, "source" => source)
+                .increment(1);
+            metrics::histogram!("ensemble_resolution_seconds", "kind" => kind, "source" => source)
+                .record(started.elapsed().as_secs_f64());
+        }
+        Err(code) => {
+            metrics::counter!("ensemble_resolution_errors_total", "kind" => kind, "code" => code)
+                .increment(1);
+        }
+    }
+}
+
+/// The metrics label of how an answer was reached.
+fn source_label(source: Source, cached: bool) -> &'static str {
+    match (source, cached) {
+        (Source::Index, true) => "index_cached",
+        (Source::Index, false) => "index",
+        (Source::Live, _) => "live",
+    }
 }
 
 impl ResolutionService {
@@ -87,12 +118,26 @@ impl ResolutionService {
         selection: &RecordsSelection,
         options: ResolveOptions,
     ) -> Result<ForwardResolution, ResolutionError> {
-        selection.check()?;
-        let name = ResolvableName::parse(name)?;
-        let records = Record::all(selection);
-        let trace = Trace::new(options.trace);
-        let forward = self.within_time(self.forward(&name, &records, options, &trace)).await?;
-        Ok(forward.resolution)
+        let started = std::time::Instant::now();
+        let result = async {
+            selection.check()?;
+            let name = ResolvableName::parse(name)?;
+            let records = Record::all(selection);
+            let trace = Trace::new(options.trace);
+            self.within_time(self.forward(&name, &records, options, &trace)).await
+        }
+        .await;
+        match result {
+            Ok(forward) => {
+                let source = source_label(forward.resolution.answered.source, forward.cached);
+                observe("forward", Ok(source), started);
+                Ok(forward.resolution)
+            }
+            Err(err) => {
+                observe("forward", Err(err.code), started);
+                Err(err)
+            }
+        }
     }
 
     async fn within_time<T>(
@@ -134,7 +179,10 @@ impl ResolutionService {
                         live_because: None,
                     };
                     let (resolver, outcomes) = (entry.resolver.clone(), entry.outcomes.clone());
-                    return Ok(self.render(name, resolver, records, outcomes, answered, trace));
+                    let mut forward =
+                        self.render(name, resolver, records, outcomes, answered, trace);
+                    forward.cached = true;
+                    return Ok(forward);
                 }
                 let indexed = self.chains.indexed();
                 let bridges = self.bridges().await?;
@@ -236,7 +284,7 @@ impl ResolutionService {
             answered,
             trace: trace.steps(),
         };
-        Forward { resolution, outcomes }
+        Forward { resolution, outcomes, cached: false }
     }
 
     /// Whether every chain `entry` read is still indexed, fresh, at the block it read.

@@ -47,11 +47,16 @@ pub async fn primary_names(
             ),
         ));
     }
-    futures::future::try_join_all(
-        coin_types
-            .iter()
-            .map(|coin| service.within_time(primary_name(service, address, *coin, options))),
-    )
+    futures::future::try_join_all(coin_types.iter().map(|coin| async move {
+        let started = std::time::Instant::now();
+        let result = service.within_time(primary_name(service, address, *coin, options)).await;
+        let source = match &result {
+            Ok(name) => Ok(super::source_label(name.answered.source, false)),
+            Err(err) => Err(err.code),
+        };
+        super::observe("reverse", source, started);
+        result
+    }))
     .await
 }
 

@@ -67,7 +67,7 @@ async fn metrics_show_mailboxes_per_actor_and_chain() {
 
 /// `promtool check metrics` (Debian package `prometheus`, installed by `.ci/run`) must accept
 /// the exposition: names, types, HELP texts, units.
-fn promtool_accepts(exposition: &str) {
+pub(crate) fn promtool_accepts(exposition: &str) {
     use std::io::Write;
     let mut child = std::process::Command::new("promtool")
         .args(["check", "metrics"])

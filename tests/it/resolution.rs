@@ -229,6 +229,19 @@ async fn resolves_every_name_both_ways(backend: Backend, chain_id: u64) {
         }
     }
     assert_eq!(verified, scenario.primary_accounts.len());
+
+    // Every resolution is counted by kind and source, and the exposition stays valid.
+    let exposition =
+        client.get(format!("{base}metrics")).send().await.unwrap().text().await.unwrap();
+    for series in [
+        r#"ensemble_resolutions_total{kind="forward",source="index"}"#,
+        r#"ensemble_resolutions_total{kind="forward",source="live"}"#,
+        r#"ensemble_resolutions_total{kind="reverse",source="index"}"#,
+        r#"ensemble_resolution_seconds{kind="forward",source="index",quantile="0.5"}"#,
+    ] {
+        assert!(exposition.contains(series), "{series} missing");
+    }
+    crate::metrics::promtool_accepts(&exposition);
     service.stop().await;
 }
 
