@@ -350,3 +350,54 @@ async fn a_record_changed_on_chain_is_answered_anew(backend: Backend, chain_id: 
 }
 
 crate::support::on_both_engines!(a_record_changed_on_chain_is_answered_anew, 31_634);
+
+/// An index that falls behind the head by more than `resolution.max_index_lag_blocks` does not
+/// answer: resolution goes live at the head, and says why.
+async fn a_lagging_index_resolves_live(backend: Backend, chain_id: u64) {
+    use ensemble::chain::control::{Command, Control};
+    let (anvil, mut driver, scenario) =
+        support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
+    let d = scenario.deployment;
+    let db = TestDb::new(backend).await;
+    let mut config = support::config(&db.url, d.chain_config(chain_id, &anvil.url));
+    config.resolution.max_index_lag_blocks = 2;
+    let service = Service::start(&config).await.unwrap();
+    wait_for_hash(&service.db, chain_id, &driver).await;
+    let base = format!("http://{}/", service.http_addr);
+    let client = reqwest::Client::new();
+    let path = ["api", "resolve", "records", "name010.eth"];
+    let (_, fresh) = get(&client, &base, &path, RECORDS).await;
+    assert_eq!(fresh["answered"]["source"], "index", "{fresh}");
+
+    // The chain stops being indexed and moves on by more than the allowed lag.
+    service.chains()[&chain_id].send(Control(Command::Pause)).await.unwrap();
+    let owner = driver.accounts[1];
+    support::activity(&mut driver, &d, owner, "name010", 4, "after-pause").await;
+    let head = alloy::providers::Provider::get_block_number(driver.provider()).await.unwrap();
+    // The paused chain still reads the head now and then and reports it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let stale = loop {
+        let (status, answer) = get(&client, &base, &path, RECORDS).await;
+        assert_eq!(status, 200, "{answer}");
+        if answer["answered"]["source"] == "live" {
+            break answer;
+        }
+        assert!(std::time::Instant::now() < deadline, "still answered from the index: {answer}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert!(
+        stale["answered"]["liveBecause"].as_str().unwrap().contains("behind the head"),
+        "{stale}"
+    );
+    assert_eq!(stale["answered"]["block"]["number"], head, "live at the head");
+    let node = alloy::ens::namehash("name010.eth");
+    let resolver = driver.read(d.registry, IRegistry::resolverCall { node }).await.unwrap();
+    let truth =
+        driver.read(resolver, IResolver::textCall { node, key: "url".into() }).await.unwrap();
+    assert_eq!(truth, "https://after-pause/0", "the activity after the pause set it");
+    let value = &stale["records"]["texts"][0]["value"];
+    assert_eq!(value.as_str().unwrap_or_default(), truth, "the head's value");
+    service.stop().await;
+}
+
+crate::support::on_both_engines!(a_lagging_index_resolves_live, 31_636);
