@@ -168,6 +168,17 @@ impl ResolutionChains {
         Ok(point)
     }
 
+    /// Where `chain_id` stands now, read from the database (and kept as the current point).
+    pub async fn refresh(
+        &self,
+        db: &DatabaseConnection,
+        chain_id: u64,
+    ) -> Result<BlockPoint, ResolutionError> {
+        let point = self.read_point(db, chain_id).await?;
+        self.points.insert(chain_id, point.clone());
+        Ok(point)
+    }
+
     async fn read_point(
         &self,
         db: &DatabaseConnection,

@@ -50,6 +50,9 @@ pub struct ResolutionService {
     answers: AnswerCache,
 }
 
+/// Times the index is read for one answer while chains keep committing under it.
+const INDEX_READS: usize = 3;
+
 /// Bytes of index answers kept.
 const ANSWER_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -163,81 +166,29 @@ impl ResolutionService {
     ) -> Result<Forward, ResolutionError> {
         let root = self.chains.root()?;
         let root_id = root.indexed.chain_id;
-        let point = self.chains.point(&self.db, root_id).await?;
+        let mut point = self.chains.point(&self.db, root_id).await?;
         let mut live_because = None;
         if options.accelerate {
-            if let (true, Some(block)) = (point.fresh, &point.indexed) {
-                // A traced request shows its steps, so it is answered afresh.
-                if !options.trace
-                    && let Some(entry) = self.answers.get(name.as_str(), records)
-                    && self.still_current(&entry).await?
-                {
-                    let answered = Answered {
-                        source: Source::Index,
-                        acceleration_requested: true,
-                        block: entry.block.clone(),
-                        live_because: None,
-                    };
-                    let (resolver, outcomes) = (entry.resolver.clone(), entry.outcomes.clone());
-                    let mut forward =
-                        self.render(name, resolver, records, outcomes, answered, trace);
-                    forward.cached = true;
-                    return Ok(forward);
-                }
-                let indexed = self.chains.indexed();
-                let bridges = self.bridges().await?;
-                match index::forward(
-                    &self.db,
-                    &root.indexed,
-                    indexed,
-                    &bridges,
-                    name,
-                    records,
-                    trace,
-                )
-                .await?
-                {
-                    IndexAnswer::Known { resolver, outcomes, bridged_to } => {
-                        let mut read_at = vec![(root_id, block.hash.clone())];
-                        let stale = match bridged_to {
-                            Some(chain) => {
-                                let point = self.chains.point(&self.db, chain).await?;
-                                if let Some(at) = &point.indexed {
-                                    read_at.push((chain, at.hash.clone()));
-                                }
-                                (!point.fresh).then(|| point.stale_reason(chain))
-                            }
-                            None => None,
-                        };
-                        match stale {
-                            Some(why) => live_because = Some(why),
-                            None => {
-                                self.answers.insert(
-                                    name.as_str(),
-                                    records,
-                                    Entry {
-                                        resolver: resolver.clone(),
-                                        outcomes: outcomes.clone(),
-                                        block: block.clone(),
-                                        read_at,
-                                    },
-                                );
-                                let answered = Answered {
-                                    source: Source::Index,
-                                    acceleration_requested: true,
-                                    block: block.clone(),
-                                    live_because: None,
-                                };
-                                return Ok(
-                                    self.render(name, resolver, records, outcomes, answered, trace)
-                                );
-                            }
-                        }
-                    }
-                    IndexAnswer::Live(why) => live_because = Some(why),
-                }
-            } else {
-                live_because = Some(point.stale_reason(root_id));
+            // A traced request shows its steps, so it is answered afresh.
+            if point.fresh
+                && !options.trace
+                && let Some(entry) = self.answers.get(name.as_str(), records)
+                && self.still_current(&entry).await?
+            {
+                let answered = Answered {
+                    source: Source::Index,
+                    acceleration_requested: true,
+                    block: entry.block.clone(),
+                    live_because: None,
+                };
+                let (resolver, outcomes) = (entry.resolver.clone(), entry.outcomes.clone());
+                let mut forward = self.render(name, resolver, records, outcomes, answered, trace);
+                forward.cached = true;
+                return Ok(forward);
+            }
+            match self.index_answer(&mut point, name, records, trace).await? {
+                Ok(forward) => return Ok(forward),
+                Err(why) => live_because = Some(why),
             }
             trace.step("index.declined", || live_because.clone().unwrap_or_default());
         }
@@ -266,6 +217,90 @@ impl ResolutionService {
             live_because,
         };
         Ok(self.render(name, resolver, records, outcomes, answered, trace))
+    }
+
+    /// The index's answer at `point`'s block, or why the index cannot give one. The rows are
+    /// read after the block was (at most [`chains::POINT_TTL`] before), so every chain the
+    /// answer read is read again afterwards: if one has committed since, the answer is read
+    /// again at the new block (a few times at most), so an answer always holds for the block
+    /// it names.
+    async fn index_answer(
+        &self,
+        point: &mut chains::BlockPoint,
+        name: &ResolvableName,
+        records: &[Record],
+        trace: &Trace,
+    ) -> Result<Result<Forward, String>, ResolutionError> {
+        let root = self.chains.root()?;
+        let root_id = root.indexed.chain_id;
+        for _ in 0..INDEX_READS {
+            let (true, Some(block)) = (point.fresh, point.indexed.clone()) else {
+                return Ok(Err(point.stale_reason(root_id)));
+            };
+            let bridges = self.bridges().await?;
+            let answer = index::forward(
+                &self.db,
+                &root.indexed,
+                self.chains.indexed(),
+                &bridges,
+                name,
+                records,
+                trace,
+            )
+            .await?;
+            let (resolver, outcomes, bridged_to) = match answer {
+                IndexAnswer::Known { resolver, outcomes, bridged_to } => {
+                    (resolver, outcomes, bridged_to)
+                }
+                IndexAnswer::Live(why) => return Ok(Err(why)),
+            };
+            let mut read_at = vec![(root_id, block.hash.clone())];
+            if let Some(chain) = bridged_to {
+                let bridged = self.chains.point(&self.db, chain).await?;
+                match (&bridged.indexed, bridged.fresh) {
+                    (Some(at), true) => read_at.push((chain, at.hash.clone())),
+                    _ => return Ok(Err(bridged.stale_reason(chain))),
+                }
+            }
+            if let Some(moved) = self.moved(&read_at).await? {
+                trace.step("index.moved", || "a chain committed while it was read; again".into());
+                *point = moved;
+                continue;
+            }
+            let entry = Entry {
+                resolver: resolver.clone(),
+                outcomes: outcomes.clone(),
+                block: block.clone(),
+                read_at,
+            };
+            self.answers.insert(name.as_str(), records, entry);
+            let answered = Answered {
+                source: Source::Index,
+                acceleration_requested: true,
+                block,
+                live_because: None,
+            };
+            return Ok(Ok(self.render(name, resolver, records, outcomes, answered, trace)));
+        }
+        Ok(Err(format!("the index committed during each of {INDEX_READS} reads")))
+    }
+
+    /// Reads again where each chain of `read_at` stands: the root chain's new point if any
+    /// of them is no longer at the block read.
+    async fn moved(
+        &self,
+        read_at: &[(u64, String)],
+    ) -> Result<Option<chains::BlockPoint>, ResolutionError> {
+        let mut moved = false;
+        let mut root_point = None;
+        for (i, (chain, hash)) in read_at.iter().enumerate() {
+            let now = self.chains.refresh(&self.db, *chain).await?;
+            moved |= now.indexed.as_ref().is_none_or(|b| &b.hash != hash);
+            if i == 0 {
+                root_point = Some(now);
+            }
+        }
+        Ok(if moved { root_point } else { None })
     }
 
     fn render(
