@@ -37,17 +37,6 @@ pub struct RecordsSelection {
 }
 
 impl RecordsSelection {
-    /// Whether nothing is asked for.
-    pub fn is_empty(&self) -> bool {
-        self.addresses.is_empty()
-            && self.texts.is_empty()
-            && !self.contenthash
-            && !self.name
-            && !self.pubkey
-            && self.abi.is_none()
-            && self.interfaces.is_empty()
-    }
-
     /// Checks the selection's size, so one request's live calls stay bounded.
     pub fn check(&self) -> Result<(), ResolutionError> {
         let too_many = |what: &str, max: usize| {

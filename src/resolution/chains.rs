@@ -65,8 +65,6 @@ impl BlockPoint {
 #[derive(Debug)]
 pub struct ResolutionChains {
     chains: HashMap<u64, ResolutionChain>,
-    /// The same chains' index facts, as the index path takes them.
-    indexed: HashMap<u64, IndexedChain>,
     /// Every configured chain, with a registry or not (a chain may hold only a reverse
     /// registrar).
     configured: Vec<u64>,
@@ -119,10 +117,8 @@ impl ResolutionChains {
         let mut configured: Vec<u64> = config.chains.iter().map(|c| c.id.get()).collect();
         configured.sort_unstable();
         configured.dedup();
-        let indexed = chains.iter().map(|(id, c)| (*id, c.indexed.clone())).collect();
         Self {
             chains,
-            indexed,
             configured,
             root,
             max_lag: config.resolution.max_index_lag_blocks,
@@ -146,9 +142,9 @@ impl ResolutionChains {
         self.configured.clone()
     }
 
-    /// The chains' registries and static resolvers, for the index path.
-    pub fn indexed(&self) -> &HashMap<u64, IndexedChain> {
-        &self.indexed
+    /// A chain's registry and static resolvers, for the index path.
+    pub fn indexed(&self, chain_id: u64) -> Option<&IndexedChain> {
+        self.chains.get(&chain_id).map(|c| &c.indexed)
     }
 
     /// Where `chain_id` stands, as read at most [`POINT_TTL`] ago: its checkpoint and its

@@ -23,6 +23,7 @@ use graphql::resolution::{ResolutionError, ResolverUsed, error_code};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
 
 use super::{
+    chains::ResolutionChains,
     name::ResolvableName,
     records::{Outcome, Record, address_value, bytes_value, pubkey_value, text_value},
     trace::Trace,
@@ -91,7 +92,7 @@ async fn resolvers_of(
 pub async fn forward(
     db: &DatabaseConnection,
     root: &IndexedChain,
-    chains: &HashMap<u64, IndexedChain>,
+    chains: &ResolutionChains,
     bridges: &[namegraph_bridge::Model],
     name: &ResolvableName,
     records: &[Record],
@@ -136,7 +137,7 @@ pub async fn forward(
             )));
         }
         let target_chain = u64::try_from(bridge.target_chain).unwrap_or_default();
-        let Some(target) = chains.get(&target_chain) else {
+        let Some(target) = chains.indexed(target_chain) else {
             return Ok(IndexAnswer::Live(format!(
                 "bridged chain {target_chain} is not indexed here"
             )));

@@ -241,7 +241,7 @@ impl ResolutionService {
             let answer = index::forward(
                 &self.db,
                 &root.indexed,
-                self.chains.indexed(),
+                &self.chains,
                 &bridges,
                 name,
                 records,
@@ -348,11 +348,6 @@ impl ResolutionService {
         let rows = std::sync::Arc::new(rows);
         self.bridges.insert((), rows.clone());
         Ok(rows)
-    }
-
-    /// The database.
-    pub(crate) fn db(&self) -> &DatabaseConnection {
-        &self.db
     }
 
     /// The chains.

@@ -90,11 +90,6 @@ impl ResolvableName {
         &self.text
     }
 
-    /// Its labels, leaf first.
-    pub fn labels(&self) -> &[Label] {
-        &self.labels
-    }
-
     /// Number of labels.
     pub fn depth(&self) -> usize {
         self.labels.len()

@@ -199,7 +199,7 @@ async fn registrar_record(
     coin_type: u64,
     trace: &Trace,
 ) -> Result<Result<(Option<String>, Answered), String>, ResolutionError> {
-    let db = service.db();
+    let db = &service.db;
     let internal = |err: sea_orm::DbErr| {
         tracing::warn!(target: "ensemble::resolution", error = %err, "Index lookup failed");
         ResolutionError::new(error_code::INTERNAL, "the index could not be read")

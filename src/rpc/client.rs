@@ -333,17 +333,13 @@ impl RpcClient {
         data: Bytes,
         hash: B256,
     ) -> Result<CallOutcome, RpcError> {
-        self.retry("eth_call", || {
-            let tx = TransactionRequest::default().to(to).input(data.clone().into());
-            async move {
-                match self.provider.call(tx).block(alloy::eips::BlockId::hash_canonical(hash)).await
-                {
-                    Ok(bytes) => Ok(CallOutcome::Returned(bytes)),
-                    Err(err) => match reverted(&err) {
-                        Some(data) => Ok(CallOutcome::Reverted(data)),
-                        None => Err(RpcError::classify(err)),
-                    },
-                }
+        self.retry("eth_call", || async {
+            match self.eth_call(to, &data, hash).await {
+                Ok(bytes) => Ok(CallOutcome::Returned(bytes)),
+                Err(err) => match reverted(&err) {
+                    Some(data) => Ok(CallOutcome::Reverted(data)),
+                    None => Err(RpcError::classify(err)),
+                },
             }
         })
         .await
@@ -352,16 +348,20 @@ impl RpcClient {
     /// `eth_call` of `data` on `to` in the state after block `hash` (EIP-1898: by hash, so
     /// the answer belongs to that exact block even if its number was reorganized since).
     pub async fn call_at(&self, to: Address, data: Bytes, hash: B256) -> Result<Bytes, RpcError> {
-        self.retry("eth_call", || {
-            let tx = TransactionRequest::default().to(to).input(data.clone().into());
-            async move {
-                self.provider
-                    .call(tx)
-                    .block(alloy::eips::BlockId::hash_canonical(hash))
-                    .await
-                    .map_err(RpcError::classify)
-            }
+        self.retry("eth_call", || async {
+            self.eth_call(to, &data, hash).await.map_err(RpcError::classify)
         })
         .await
+    }
+
+    /// One `eth_call` after block `hash`, by hash (EIP-1898).
+    async fn eth_call(
+        &self,
+        to: Address,
+        data: &Bytes,
+        hash: B256,
+    ) -> Result<Bytes, alloy::transports::RpcError<alloy::transports::TransportErrorKind>> {
+        let tx = TransactionRequest::default().to(to).input(data.clone().into());
+        self.provider.call(tx).block(alloy::eips::BlockId::hash_canonical(hash)).await
     }
 }

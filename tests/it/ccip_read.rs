@@ -142,18 +142,9 @@ async fn wildcards_and_offchain_lookups(backend: Backend, chain_id: u64) {
     let query = r#"{ domain(by: {name: "a.b.wild.test"}) { id }
       resolveName(name: "a.b.wild.test") { records(addresses: [60], texts: ["url"], contenthash: true) {
         records { texts { key value } } resolver { address foundAt extended } answered { source } } } }"#;
-    let response: Value = client
-        .post(format!("{base}graphql"))
-        .json(&serde_json::json!({ "query": query }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(response["errors"].is_null(), "{response}");
-    assert!(response["data"]["domain"].is_null(), "{response}");
-    let resolved = &response["data"]["resolveName"]["records"];
+    let data = crate::resolution::graphql(&client, &base, query, serde_json::json!({})).await;
+    assert!(data["domain"].is_null(), "{data}");
+    let resolved = &data["resolveName"]["records"];
     let want = expected(&provider, wildcard, "a.b.wild.test").await;
     assert_eq!(resolved["records"]["texts"], want["texts"]);
     assert_eq!(resolved["resolver"]["foundAt"], "wild.test");

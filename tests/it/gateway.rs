@@ -179,16 +179,12 @@ pub fn dns(name: &str) -> Vec<u8> {
     out
 }
 
-/// A REST resolution; status and JSON.
+/// A REST resolution of `name`; status and JSON.
 pub async fn resolve(
     client: &reqwest::Client,
     base: &str,
     name: &str,
     query: &str,
 ) -> (u16, Value) {
-    let mut url = reqwest::Url::parse(base).expect("base url");
-    url.path_segments_mut().expect("a base").extend(["api", "resolve", "records", name]);
-    url.set_query(Some(query));
-    let response = client.get(url).send().await.expect("answered");
-    (response.status().as_u16(), response.json().await.expect("json"))
+    crate::resolution::get(client, base, &["api", "resolve", "records", name], query).await
 }

@@ -7,7 +7,7 @@
 use alloy::primitives::{Address, B256};
 use ensemble::Service;
 use ensemble_devkit::devnet::{
-    Driver, ScenarioName,
+    Anvil, Driver, ScenarioName,
     contracts::{IRegistry, IResolver, IReverseRegistrar},
     deploy::Deployment,
     scenario::{ScenarioOptions, reverse_node},
@@ -21,7 +21,12 @@ use crate::{
 };
 
 /// GET `path` (already encoded) with `query`; the JSON answer and its status.
-async fn get(client: &reqwest::Client, base: &str, path: &[&str], query: &str) -> (u16, Value) {
+pub(crate) async fn get(
+    client: &reqwest::Client,
+    base: &str,
+    path: &[&str],
+    query: &str,
+) -> (u16, Value) {
     let mut url = reqwest::Url::parse(base).unwrap();
     url.path_segments_mut().unwrap().extend(path);
     url.set_query(Some(query));
@@ -33,7 +38,12 @@ async fn get(client: &reqwest::Client, base: &str, path: &[&str], query: &str) -
 const RECORDS: &str = "addresses=60,0&texts=url,avatar&contenthash=true";
 
 /// POST a GraphQL query; its `data`.
-async fn graphql(client: &reqwest::Client, base: &str, query: &str, variables: Value) -> Value {
+pub(crate) async fn graphql(
+    client: &reqwest::Client,
+    base: &str,
+    query: &str,
+    variables: Value,
+) -> Value {
     let response = client
         .post(format!("{base}graphql"))
         .json(&serde_json::json!({ "query": query, "variables": variables }))
@@ -88,6 +98,25 @@ fn expected_records(truth: &Truth) -> Value {
     })
 }
 
+/// A service indexing the devnet of `anvil` into a fresh database of `backend`, caught up
+/// with the chain (`configure` adjusts the configuration first); its database and base URL.
+async fn serve(
+    backend: Backend,
+    chain_id: u64,
+    anvil: &Anvil,
+    driver: &Driver,
+    d: &Deployment,
+    configure: impl FnOnce(&mut ensemble::Config),
+) -> (TestDb, Service, String) {
+    let db = TestDb::new(backend).await;
+    let mut config = support::config(&db.url, d.chain_config(chain_id, &anvil.url));
+    configure(&mut config);
+    let service = Service::start(&config).await.unwrap();
+    wait_for_hash(&service.db, chain_id, driver).await;
+    let base = format!("http://{}/", service.http_addr);
+    (db, service, base)
+}
+
 /// The chain's ETH address of `name`, through its resolver (zero when it has none).
 async fn forward_address(driver: &Driver, d: &Deployment, name: &str) -> Address {
     let node = alloy::ens::namehash(name);
@@ -127,11 +156,7 @@ async fn resolves_every_name_both_ways(backend: Backend, chain_id: u64) {
     let shipped = ensemble::Config::load(Some(&shipped), []).unwrap();
     assert_eq!(shipped.chains[0].static_resolvers, vec![d.resolver, d.legacy_resolver]);
 
-    let db = TestDb::new(backend).await;
-    let config = support::config(&db.url, d.chain_config(chain_id, &anvil.url));
-    let service = Service::start(&config).await.unwrap();
-    wait_for_hash(&service.db, chain_id, &driver).await;
-    let base = format!("http://{}/", service.http_addr);
+    let (_db, service, base) = serve(backend, chain_id, &anvil, &driver, &d, |_| {}).await;
     let client = reqwest::Client::new();
 
     let mut from_index = 0;
@@ -251,11 +276,8 @@ crate::support::on_both_engines!(resolves_every_name_both_ways, 31_630);
 async fn refuses_bad_input_with_a_code(backend: Backend, chain_id: u64) {
     let (anvil, driver, scenario) =
         support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
-    let db = TestDb::new(backend).await;
-    let config = support::config(&db.url, scenario.deployment.chain_config(chain_id, &anvil.url));
-    let service = Service::start(&config).await.unwrap();
-    wait_for_hash(&service.db, chain_id, &driver).await;
-    let base = format!("http://{}/", service.http_addr);
+    let d = scenario.deployment;
+    let (_db, service, base) = serve(backend, chain_id, &anvil, &driver, &d, |_| {}).await;
     let client = reqwest::Client::new();
     let deep = "a.".repeat(100) + "eth";
     let long = "a".repeat(40_000) + ".eth";
@@ -314,11 +336,7 @@ async fn a_record_changed_on_chain_is_answered_anew(backend: Backend, chain_id: 
     let (anvil, mut driver, scenario) =
         support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
     let d = scenario.deployment;
-    let db = TestDb::new(backend).await;
-    let config = support::config(&db.url, d.chain_config(chain_id, &anvil.url));
-    let service = Service::start(&config).await.unwrap();
-    wait_for_hash(&service.db, chain_id, &driver).await;
-    let base = format!("http://{}/", service.http_addr);
+    let (_db, service, base) = serve(backend, chain_id, &anvil, &driver, &d, |_| {}).await;
     let client = reqwest::Client::new();
     let name = scenario.names.iter().find_map(|n| n.eth_label_text()).unwrap() + ".eth";
     let path = ["api", "resolve", "records", name.as_str()];
@@ -358,12 +376,8 @@ async fn a_lagging_index_resolves_live(backend: Backend, chain_id: u64) {
     let (anvil, mut driver, scenario) =
         support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
     let d = scenario.deployment;
-    let db = TestDb::new(backend).await;
-    let mut config = support::config(&db.url, d.chain_config(chain_id, &anvil.url));
-    config.resolution.max_index_lag_blocks = 2;
-    let service = Service::start(&config).await.unwrap();
-    wait_for_hash(&service.db, chain_id, &driver).await;
-    let base = format!("http://{}/", service.http_addr);
+    let lag = |config: &mut ensemble::Config| config.resolution.max_index_lag_blocks = 2;
+    let (_db, service, base) = serve(backend, chain_id, &anvil, &driver, &d, lag).await;
     let client = reqwest::Client::new();
     let path = ["api", "resolve", "records", "name010.eth"];
     let (_, fresh) = get(&client, &base, &path, RECORDS).await;
