@@ -148,6 +148,11 @@ impl Service {
             let port: graphql::types::resolve::SharedResolution = resolution;
             graphql::build_schema_with_resolution(db.clone(), port)
         });
+        let apis = http::Apis {
+            subgraph: schema.as_ref().and_then(|_| subgraph_schema(&db, config)),
+            graphql: schema,
+            resolution,
+        };
         let state = HttpState {
             db: db.clone(),
             // An indexing process does not wait for a chain it cannot index (its status says
@@ -165,7 +170,7 @@ impl Service {
         let admin = Admin::new(config.http.admin_token.clone(), chains.clone());
         let limits = http::ServerLimits::for_process(config.http.max_connections_per_client);
         let (server, http_addr) =
-            http::server(listener, limits, schema, resolution, prometheus, state, admin)
+            http::server(listener, limits, apis, prometheus, state, admin)
                 .map_err(|source| Error::Bind { addr: config.http.listen, source })?;
         let handle = server.handle();
         actix_rt::spawn(server);
@@ -204,5 +209,27 @@ impl Service {
 
     async fn halt_chains(&self) {
         futures::future::join_all(self.chains.values().map(|addr| addr.send(Halt))).await;
+    }
+}
+
+/// The subgraph API over the registry of the namegraph's root chain, if one is configured.
+fn subgraph_schema(
+    db: &sea_orm::DatabaseConnection,
+    config: &Config,
+) -> Option<graphql::subgraph::SubgraphSchema> {
+    let chain = config.chains.iter().find(|c| c.namegraph == crate::config::NamegraphRole::Root)?;
+    let registry =
+        chain.contracts.iter().find(|c| c.role == crate::ens::role::ContractRole::Registry)?;
+    let scope = graphql::subgraph::SubgraphScope {
+        chain_id: chain.id.get(),
+        registry: registry.address.0.0,
+        registrar_name: chain.managed_name.clone(),
+    };
+    match graphql::subgraph::build_subgraph_schema(db.clone(), scope) {
+        Ok(schema) => Some(schema),
+        Err(err) => {
+            tracing::error!(target: "ensemble", error = %err, "The subgraph API could not be built");
+            None
+        }
     }
 }

@@ -21,6 +21,13 @@ pub mod code {
     pub const INTERNAL: &str = "INTERNAL";
     /// The query ran longer than the server allows (set by the HTTP layer).
     pub const TIMEOUT: &str = "TIMEOUT";
+    /// A `block` argument past the block the index stands at (subgraph API).
+    pub const BLOCK_NOT_INDEXED: &str = "BLOCK_NOT_INDEXED";
+    /// A `block` argument for a past block: the index holds its latest state only (subgraph
+    /// API).
+    pub const TIME_TRAVEL_UNSUPPORTED: &str = "TIME_TRAVEL_UNSUPPORTED";
+    /// A query that would list more entities than the server allows (subgraph API).
+    pub const TOO_MANY_ENTITIES: &str = "TOO_MANY_ENTITIES";
     /// Nested too deeply: brackets in the text, selections, fragments spreading fragments, or
     /// variable values.
     pub const TOO_DEEP: &str = "TOO_DEEP";

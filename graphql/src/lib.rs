@@ -23,6 +23,7 @@ pub mod resolution;
 pub mod scalars;
 pub mod schema;
 pub mod schema_retry;
+pub mod subgraph;
 pub mod subscription;
 pub mod types;
 

@@ -63,8 +63,8 @@ async fn read_body(
 }
 
 /// Executes `request` under [`QUERY_TIMEOUT`].
-pub async fn execute(
-    schema: &graphql::EnsSchema,
+pub async fn execute<S: async_graphql::Executor>(
+    schema: &S,
     request: async_graphql::Request,
 ) -> async_graphql::Response {
     match tokio::time::timeout(QUERY_TIMEOUT, schema.execute(request)).await {
@@ -76,9 +76,9 @@ pub async fn execute(
     }
 }
 
-/// The route.
-pub async fn graphql_post(
-    schema: web::Data<graphql::EnsSchema>,
+/// The route, for either schema (`/graphql`, `/subgraph`).
+pub async fn graphql_post<S: async_graphql::Executor>(
+    schema: web::Data<S>,
     req: HttpRequest,
     payload: web::Payload,
 ) -> HttpResponse {
@@ -104,7 +104,7 @@ pub async fn graphql_post(
             return error_response(StatusCode::BAD_REQUEST, code::BAD_REQUEST, &reason);
         }
     };
-    let response = execute(&schema, request).await;
+    let response = execute(schema.get_ref(), request).await;
     match serde_json::to_vec(&response) {
         Ok(json) => HttpResponse::Ok().content_type("application/json").body(json),
         Err(err) => {

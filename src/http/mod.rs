@@ -1,5 +1,6 @@
 //! The HTTP surface on actix-web. API processes serve `POST /graphql` (GraphiQL on
-//! `GET /graphql`); every process serves `GET /metrics` (Prometheus text), `GET /health`
+//! `GET /graphql`) and the ENS subgraph's API on `POST /subgraph` (GraphiQL on
+//! `GET /subgraph`); every process serves `GET /metrics` (Prometheus text), `GET /health`
 //! (process up), `GET /ready` (database reachable and, if configured, every chain of this
 //! process past backfill), `GET /status` (per-chain status from the database) and the admin
 //! API ([`crate::admin`]). It reads the database and talks to supervisors only through the
@@ -184,21 +185,40 @@ impl ServerLimits {
     }
 }
 
+/// The APIs an API process serves; an indexer-only process serves none of them.
+#[derive(Default)]
+pub struct Apis {
+    /// `/graphql`.
+    pub graphql: Option<graphql::EnsSchema>,
+    /// `/subgraph`.
+    pub subgraph: Option<graphql::subgraph::SubgraphSchema>,
+    /// `/api/resolve`.
+    pub resolution: Option<std::sync::Arc<crate::resolution::ResolutionService>>,
+}
+
+impl std::fmt::Debug for Apis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Apis")
+            .field("graphql", &self.graphql.is_some())
+            .field("subgraph", &self.subgraph.is_some())
+            .field("resolution", &self.resolution.is_some())
+            .finish()
+    }
+}
+
 /// Serves on `listener`; the caller drives the server and stops it through its handle.
-/// Without a `schema` (an indexer-only process) there is no `/graphql`, and without
-/// `resolution` no `/api/resolve`.
 pub fn server(
     listener: std::net::TcpListener,
     limits: ServerLimits,
-    schema: Option<graphql::EnsSchema>,
-    resolution: Option<std::sync::Arc<crate::resolution::ResolutionService>>,
+    apis: Apis,
     prometheus: PrometheusHandle,
     state: HttpState,
     admin: Admin,
 ) -> std::io::Result<(Server, SocketAddr)> {
     let addr = listener.local_addr()?;
-    let schema = schema.map(web::Data::new);
-    let resolution = resolution.map(web::Data::new);
+    let schema = apis.graphql.map(web::Data::new);
+    let subgraph = apis.subgraph.map(web::Data::new);
+    let resolution = apis.resolution.map(web::Data::new);
     let prometheus = web::Data::new(prometheus);
     let state = web::Data::new(state);
     let admin = web::Data::new(admin);
@@ -222,7 +242,10 @@ pub fn server(
         if let Some(schema) = &schema {
             app = app
                 .app_data(schema.clone())
-                .route("/graphql", web::post().to(graphql_endpoint::graphql_post))
+                .route(
+                    "/graphql",
+                    web::post().to(graphql_endpoint::graphql_post::<graphql::EnsSchema>),
+                )
                 .route(
                     "/graphql",
                     web::get()
@@ -231,6 +254,16 @@ pub fn server(
                 )
                 .route("/graphql", web::get().to(playground::page))
                 .route("/graphql/playground/{file}", web::get().to(playground::asset));
+        }
+        if let Some(subgraph) = &subgraph {
+            app = app
+                .app_data(subgraph.clone())
+                .route(
+                    "/subgraph",
+                    web::post()
+                        .to(graphql_endpoint::graphql_post::<graphql::subgraph::SubgraphSchema>),
+                )
+                .route("/subgraph", web::get().to(playground::page));
         }
         if let Some(resolution) = &resolution {
             app = app.app_data(resolution.clone()).configure(resolve_api::configure);

@@ -1,0 +1,378 @@
+//! `where`: The Graph's filter objects compiled to SQL over an entity's view
+//! ([`super::model`]).
+//!
+//! A key is a field name, optionally followed by an operator suffix: none (equals), `_not`,
+//! `_gt`, `_lt`, `_gte`, `_lte`, `_in`, `_not_in`; for text, references and bytes also
+//! `_contains` and `_not_contains`; for text and references `_starts_with`, `_ends_with`,
+//! their `_not_` forms, and `_nocase` after any of the text operators. `field_` filters the
+//! entity a reference points at, or the entities of a list (rows with at least one match);
+//! `and` and `or` combine filter objects. A `null` value means "is null" for equality and
+//! "is not null" for `_not`; the negated operators also match rows where the field is null,
+//! as The Graph's do.
+
+use async_graphql::{Name, Value};
+
+use super::{
+    model::{Enc, Entity, Field, Kind, entity},
+    sql::{Env, Sql},
+};
+
+/// Most values one `_in` list may hold.
+pub const MAX_IN_ITEMS: usize = 1_000;
+/// Most filter conditions one `where` may hold, nested ones included.
+pub const MAX_CONDITIONS: usize = 256;
+
+/// Why a filter cannot be compiled (answered as `INVALID_ARGUMENT`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct FilterError(pub String);
+
+/// Compiles `where` objects, numbering the aliases of the subqueries it writes.
+#[derive(Debug)]
+pub struct Compiler<'a> {
+    env: &'a Env,
+    aliases: usize,
+    conditions: usize,
+}
+
+/// An operator suffix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Eq,
+    Not,
+    Gt,
+    Lt,
+    Gte,
+    Lte,
+    In,
+    NotIn,
+    Contains,
+    StartsWith,
+    EndsWith,
+}
+
+impl<'a> Compiler<'a> {
+    /// A compiler whose aliases start after `first_alias`.
+    pub fn new(env: &'a Env, first_alias: usize) -> Self {
+        Self { env, aliases: first_alias, conditions: 0 }
+    }
+
+    /// A fresh alias for a subquery.
+    pub fn alias(&mut self) -> String {
+        self.aliases += 1;
+        format!("t{}", self.aliases)
+    }
+
+    /// The condition `filter` (an object) puts on the rows of `entity` aliased `alias`.
+    pub fn compile(
+        &mut self,
+        entity: &'static Entity,
+        alias: &str,
+        filter: &Value,
+    ) -> Result<Sql, FilterError> {
+        let mut sql = Sql::new(self.env.backend);
+        sql.push("(1 = 1");
+        let Value::Object(fields) = filter else {
+            return Err(FilterError("a filter must be an object".into()));
+        };
+        for (key, value) in fields {
+            self.conditions += 1;
+            if self.conditions > MAX_CONDITIONS {
+                return Err(FilterError(format!(
+                    "the filter has more than {MAX_CONDITIONS} conditions"
+                )));
+            }
+            sql.push(" AND ");
+            sql.append(self.condition(entity, alias, key, value)?);
+        }
+        sql.push(")");
+        Ok(sql)
+    }
+
+    fn condition(
+        &mut self,
+        entity: &'static Entity,
+        alias: &str,
+        key: &Name,
+        value: &Value,
+    ) -> Result<Sql, FilterError> {
+        let key = key.as_str();
+        if key == "and" || key == "or" {
+            return self.combine(entity, alias, key, value);
+        }
+        let (field, suffix) = split_key(entity, key)
+            .ok_or_else(|| FilterError(format!("{} has no filter {key}", entity.name)))?;
+        if suffix == "_" {
+            return self.nested(entity, alias, field, value);
+        }
+        let (op, nocase) = parse_op(suffix)
+            .ok_or_else(|| FilterError(format!("{} has no filter {key}", entity.name)))?;
+        let enc = match field.kind {
+            Kind::Scalar(_, enc, _) => enc,
+            Kind::Ref(target, _) => entity_or_err(target)?.id_enc(),
+            _ => {
+                return Err(FilterError(format!(
+                    "{}.{} cannot be filtered",
+                    entity.name, field.name
+                )));
+            }
+        };
+        let mut expr = field.sql(self.env, alias).unwrap_or_default();
+        if enc == Enc::Text {
+            expr = self.env.collated(&expr);
+        }
+        if nocase {
+            expr = format!("lower({expr})");
+        }
+        let negated = matches!(op, Op::Not | Op::NotIn) || suffix.starts_with("_not_");
+        let mut positive = Sql::new(self.env.backend);
+        match (op, value) {
+            (Op::Eq, Value::Null) => {
+                positive.push(&format!("{expr} IS NULL"));
+                return Ok(positive);
+            }
+            (Op::Not, Value::Null) => {
+                positive.push(&format!("{expr} IS NOT NULL"));
+                return Ok(positive);
+            }
+            (_, Value::Null) => {
+                positive.push("1 = 1");
+                return Ok(positive);
+            }
+            (Op::Eq | Op::Not, v) => {
+                positive.push(&format!("{expr} = "));
+                bind(&mut positive, enc, v, nocase)?;
+            }
+            (Op::Gt | Op::Lt | Op::Gte | Op::Lte, v) => {
+                let sign = match op {
+                    Op::Gt => ">",
+                    Op::Lt => "<",
+                    Op::Gte => ">=",
+                    _ => "<=",
+                };
+                positive.push(&format!("{expr} {sign} "));
+                bind(&mut positive, enc, v, nocase)?;
+            }
+            (Op::In | Op::NotIn, Value::List(items)) => {
+                if items.len() > MAX_IN_ITEMS {
+                    return Err(FilterError(format!(
+                        "{key} lists {} values; at most {MAX_IN_ITEMS} are allowed",
+                        items.len()
+                    )));
+                }
+                let items: Vec<&Value> = items.iter().filter(|v| **v != Value::Null).collect();
+                if items.is_empty() {
+                    positive.push("1 = 0");
+                } else {
+                    positive.push(&format!("{expr} IN ("));
+                    for (i, item) in items.into_iter().enumerate() {
+                        if i > 0 {
+                            positive.push(", ");
+                        }
+                        bind(&mut positive, enc, item, nocase)?;
+                    }
+                    positive.push(")");
+                }
+            }
+            (Op::In | Op::NotIn, _) => return Err(FilterError(format!("{key} takes a list"))),
+            (Op::Contains, v) => {
+                let mut needle = Sql::new(self.env.backend);
+                bind(&mut needle, enc, v, nocase)?;
+                let text = self.env.contains(&expr, "\u{1}");
+                let (before, after) = text.split_once('\u{1}').unwrap_or((&text, ""));
+                positive.push(before).append(needle).push(after);
+            }
+            (Op::StartsWith, v) => {
+                positive.push(&format!("substr({expr}, 1, length("));
+                bind(&mut positive, enc, v, nocase)?;
+                positive.push(")) = ");
+                bind(&mut positive, enc, v, nocase)?;
+            }
+            (Op::EndsWith, v) => {
+                positive.push(&format!("length({expr}) >= length("));
+                bind(&mut positive, enc, v, nocase)?;
+                positive.push(&format!(") AND substr({expr}, length({expr}) - length("));
+                bind(&mut positive, enc, v, nocase)?;
+                positive.push(") + 1) = ");
+                bind(&mut positive, enc, v, nocase)?;
+            }
+        }
+        if !negated {
+            return Ok(positive);
+        }
+        let mut sql = Sql::new(self.env.backend);
+        sql.push("NOT COALESCE((").append(positive).push("), FALSE)");
+        Ok(sql)
+    }
+
+    fn combine(
+        &mut self,
+        entity: &'static Entity,
+        alias: &str,
+        key: &str,
+        value: &Value,
+    ) -> Result<Sql, FilterError> {
+        let Value::List(items) = value else {
+            return Err(FilterError(format!("{key} takes a list of filters")));
+        };
+        let items: Vec<&Value> = items.iter().filter(|v| **v != Value::Null).collect();
+        let mut sql = Sql::new(self.env.backend);
+        if items.is_empty() {
+            sql.push("1 = 1");
+            return Ok(sql);
+        }
+        let joiner = if key == "and" { " AND " } else { " OR " };
+        sql.push("(");
+        for (i, item) in items.into_iter().enumerate() {
+            if i > 0 {
+                sql.push(joiner);
+            }
+            sql.append(self.compile(entity, alias, item)?);
+        }
+        sql.push(")");
+        Ok(sql)
+    }
+
+    /// `field_: {...}`: the referenced entity, or some entity of the list, matches.
+    fn nested(
+        &mut self,
+        entity: &'static Entity,
+        alias: &str,
+        field: &Field,
+        value: &Value,
+    ) -> Result<Sql, FilterError> {
+        let mut sql = Sql::new(self.env.backend);
+        if *value == Value::Null {
+            sql.push("1 = 1");
+            return Ok(sql);
+        }
+        let (target, link) = match field.kind {
+            Kind::Ref(target, _) => {
+                let target = entity_or_err(target)?;
+                let inner = self.alias();
+                let link = format!(
+                    "{} = {}",
+                    target.id_sql(self.env, &inner),
+                    field.sql(self.env, alias).unwrap_or_default()
+                );
+                (target, (inner, link))
+            }
+            Kind::List(target, child, parent) => {
+                let target = entity_or_err(target)?;
+                let inner = self.alias();
+                let parent_sql = entity
+                    .field(parent)
+                    .and_then(|(_, f)| f.sql(self.env, alias))
+                    .unwrap_or_default();
+                let link = format!("{} = {parent_sql}", child(self.env, &inner));
+                (target, (inner, link))
+            }
+            _ => {
+                return Err(FilterError(format!(
+                    "{}.{} has no nested filter",
+                    entity.name, field.name
+                )));
+            }
+        };
+        let (inner, link) = link;
+        let condition = self.compile(target, &inner, value)?;
+        sql.push(&format!(
+            "EXISTS (SELECT 1 FROM {} WHERE {} AND {link} AND ",
+            (target.from)(self.env, &inner),
+            (target.scope)(self.env, &inner),
+        ));
+        sql.append(condition).push(")");
+        Ok(sql)
+    }
+}
+
+fn entity_or_err(name: &str) -> Result<&'static Entity, FilterError> {
+    entity(name).ok_or_else(|| FilterError(format!("unknown entity {name}")))
+}
+
+/// The field a filter key names and the rest of the key (`""`, `"_"` or an operator suffix).
+/// The longest field name that the key starts with wins, so `name_not` is `name` with `_not`.
+fn split_key<'k>(entity: &'static Entity, key: &'k str) -> Option<(&'static Field, &'k str)> {
+    entity
+        .fields
+        .iter()
+        .filter(|f| f.filterable)
+        .filter_map(|f| {
+            let rest = key.strip_prefix(f.name)?;
+            (rest.is_empty() || rest.starts_with('_')).then_some((f, rest))
+        })
+        .max_by_key(|(f, _)| f.name.len())
+}
+
+fn parse_op(suffix: &str) -> Option<(Op, bool)> {
+    let (suffix, nocase) = match suffix.strip_suffix("_nocase") {
+        Some(rest) => (rest, true),
+        None => (suffix, false),
+    };
+    let op = match suffix {
+        "" => Op::Eq,
+        "_not" => Op::Not,
+        "_gt" => Op::Gt,
+        "_lt" => Op::Lt,
+        "_gte" => Op::Gte,
+        "_lte" => Op::Lte,
+        "_in" => Op::In,
+        "_not_in" => Op::NotIn,
+        "_contains" | "_not_contains" => Op::Contains,
+        "_starts_with" | "_not_starts_with" => Op::StartsWith,
+        "_ends_with" | "_not_ends_with" => Op::EndsWith,
+        _ => return None,
+    };
+    let text_op = matches!(op, Op::Contains | Op::StartsWith | Op::EndsWith);
+    (!nocase || text_op).then_some((op, nocase))
+}
+
+/// Binds a filter value as the column stores it.
+fn bind(sql: &mut Sql, enc: Enc, value: &Value, nocase: bool) -> Result<(), FilterError> {
+    match (enc, value) {
+        (Enc::Blob, Value::String(text)) => {
+            let digits = text.strip_prefix("0x").unwrap_or(text);
+            let bytes = hex::decode(digits)
+                .map_err(|_| FilterError(format!("{text:?} is not 0x-prefixed hex")))?;
+            sql.bind(bytes);
+        }
+        (Enc::Text, Value::String(text)) => {
+            sql.bind(if nocase { text.to_lowercase() } else { text.clone() });
+        }
+        (Enc::Int, Value::Number(n)) => {
+            let n = n.as_i64().ok_or_else(|| FilterError(format!("{n} is not an integer")))?;
+            sql.bind(n);
+        }
+        (Enc::Int, Value::String(text)) => {
+            let n: i64 = text
+                .parse()
+                .map_err(|_| FilterError(format!("{text:?} is not an integer this index holds")))?;
+            sql.bind(n);
+        }
+        (Enc::Bool, Value::Boolean(b)) => {
+            sql.bind(*b);
+        }
+        (_, other) => return Err(FilterError(format!("{other} is not a value of this field"))),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subgraph::model::entity;
+
+    #[test]
+    fn keys_split_at_the_longest_field_name() {
+        let domain = entity("Domain").expect("Domain");
+        let (f, rest) = split_key(domain, "labelName_not_contains_nocase").expect("known");
+        assert_eq!((f.name, rest), ("labelName", "_not_contains_nocase"));
+        let (f, rest) = split_key(domain, "labelhash_in").expect("known");
+        assert_eq!((f.name, rest), ("labelhash", "_in"));
+        let (f, rest) = split_key(domain, "parent_").expect("known");
+        assert_eq!((f.name, rest), ("parent", "_"));
+        assert!(split_key(domain, "nope").is_none());
+        assert_eq!(parse_op("_not_starts_with_nocase"), Some((Op::StartsWith, true)));
+        assert_eq!(parse_op("_gt_nocase"), None);
+    }
+}
