@@ -169,9 +169,8 @@ impl Service {
         };
         let admin = Admin::new(config.http.admin_token.clone(), chains.clone());
         let limits = http::ServerLimits::for_process(config.http.max_connections_per_client);
-        let (server, http_addr) =
-            http::server(listener, limits, apis, prometheus, state, admin)
-                .map_err(|source| Error::Bind { addr: config.http.listen, source })?;
+        let (server, http_addr) = http::server(listener, limits, apis, prometheus, state, admin)
+            .map_err(|source| Error::Bind { addr: config.http.listen, source })?;
         let handle = server.handle();
         actix_rt::spawn(server);
         tracing::info!(target: "ensemble", %http_addr, ?mode, "Listening on http://{http_addr}");
@@ -220,9 +219,15 @@ fn subgraph_schema(
     let chain = config.chains.iter().find(|c| c.namegraph == crate::config::NamegraphRole::Root)?;
     let registry =
         chain.contracts.iter().find(|c| c.role == crate::ens::role::ContractRole::Registry)?;
+    let old_registry = chain
+        .contracts
+        .iter()
+        .find(|c| c.role == crate::ens::role::ContractRole::RegistryOld)
+        .map(|c| c.address.0.0);
     let scope = graphql::subgraph::SubgraphScope {
         chain_id: chain.id.get(),
         registry: registry.address.0.0,
+        old_registry,
         registrar_name: chain.managed_name.clone(),
     };
     match graphql::subgraph::build_subgraph_schema(db.clone(), scope) {

@@ -39,6 +39,7 @@ mod secrets;
 mod split;
 mod sqlite_settings;
 mod status;
+mod subgraph;
 mod support;
 mod teardown;
 mod throughput;

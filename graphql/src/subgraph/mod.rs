@@ -49,6 +49,8 @@ pub struct SubgraphScope {
     pub chain_id: u64,
     /// The registry's address.
     pub registry: [u8; 20],
+    /// The registry it replaced, if the chain has one.
+    pub old_registry: Option<[u8; 20]>,
     /// The name whose subnames the base registrar registers (`eth`).
     pub registrar_name: String,
 }
@@ -62,6 +64,7 @@ pub fn build_subgraph_schema(
         backend: db.get_database_backend(),
         chain_id: i64::try_from(scope.chain_id).unwrap_or(i64::MAX),
         registry: scope.registry,
+        old_registry: scope.old_registry,
         registrar_node: crate::name::interpreted_namehash(&scope.registrar_name).0,
     };
     let loader = DataLoader::new(RefLoader { db: db.clone(), env: env.clone() }, tokio::spawn)

@@ -940,6 +940,28 @@ fn event_fields(family: EventFamily) -> Vec<Field> {
     fields
 }
 
+/// The condition the subgraph puts on registry events: an event of the old registry counts
+/// only while its name has not appeared in the current registry (the old registry's later
+/// events for it change nothing, and the subgraph records none of them).
+fn not_superseded(env: &Env, a: &str) -> String {
+    let Some(old) = env.old_registry else { return "1 = 1".to_owned() };
+    let code = |address: &[u8; 20]| {
+        format!(
+            "(SELECT c.code FROM contracts c WHERE c.chain_id = {} AND c.address = {})",
+            env.chain_id,
+            env.bytes(address)
+        )
+    };
+    format!(
+        "NOT COALESCE(({a}.contract = {old} AND EXISTS (SELECT 1 FROM events b \
+         WHERE b.domain_seq = {a}.domain_seq AND b.contract = {new} \
+         AND (b.block_number < {a}.block_number \
+         OR (b.block_number = {a}.block_number AND b.log_index < {a}.log_index)))), FALSE)",
+        old = code(&old),
+        new = code(&env.registry),
+    )
+}
+
 fn event_from(_: &Env, a: &str) -> String {
     format!("events {a}")
 }
@@ -948,9 +970,10 @@ fn interface_entity(family: EventFamily) -> Entity {
     let scope: Expr = match family {
         EventFamily::Domain => |env, a| {
             format!(
-                "{a}.chain_id = {} AND {a}.domain_seq IS NOT NULL AND {a}.selector IN ({})",
+                "{a}.chain_id = {} AND {a}.domain_seq IS NOT NULL AND {a}.selector IN ({}) AND {}",
                 env.chain_id,
-                code_list(&family_codes(EventFamily::Domain))
+                code_list(&family_codes(EventFamily::Domain)),
+                not_superseded(env, a)
             )
         },
         EventFamily::Registration => |env, a| {
@@ -995,8 +1018,13 @@ macro_rules! event_scope {
         |env: &Env, a: &str| {
             let (_, _, _, family, signatures) = EVENT_TYPES[$index];
             let domain = if family == EventFamily::Resolver { "IS NULL" } else { "IS NOT NULL" };
+            let current = if family == EventFamily::Domain {
+                not_superseded(env, a)
+            } else {
+                "1 = 1".to_owned()
+            };
             format!(
-                "{a}.chain_id = {} AND {a}.domain_seq {domain} AND {a}.selector IN ({})",
+                "{a}.chain_id = {} AND {a}.domain_seq {domain} AND {a}.selector IN ({}) AND {current}",
                 env.chain_id,
                 code_list(&codes_of(signatures))
             )

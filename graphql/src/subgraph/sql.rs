@@ -89,6 +89,8 @@ pub struct Env {
     pub chain_id: i64,
     /// The registry's address.
     pub registry: [u8; 20],
+    /// The registry it replaced, whose events count only for names not yet in the registry.
+    pub old_registry: Option<[u8; 20]>,
     /// Node of the name whose subnames the base registrar registers (`eth`).
     pub registrar_node: [u8; 32],
 }

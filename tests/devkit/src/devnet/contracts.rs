@@ -13,6 +13,7 @@ sol! {
         function setTTL(bytes32 node, uint64 ttl) external;
         function owner(bytes32 node) external view returns (address);
         function resolver(bytes32 node) external view returns (address);
+        function recordExists(bytes32 node) external view returns (bool);
     }
 
     interface IBaseRegistrar {

@@ -90,6 +90,31 @@ pub fn ensure_installed() -> Result<PathBuf, DevnetError> {
     Ok(dir)
 }
 
+/// Installs `packages` (npm `name@version` specs) with their dependencies into the devnet
+/// directory's `project` folder, once and under a lock as [`ensure_installed`] does, and
+/// returns that folder. `ready` is a file whose presence means the install completed.
+pub fn npm_project(project: &str, packages: &[&str], ready: &str) -> Result<PathBuf, DevnetError> {
+    let root = devnet_dir().join(project);
+    let done = root.join(ready);
+    if done.exists() {
+        return Ok(root);
+    }
+    let fail =
+        |e: std::io::Error| DevnetError::Install { what: project.into(), detail: e.to_string() };
+    std::fs::create_dir_all(&root).map_err(fail)?;
+    let lock = std::fs::File::create(root.join(".install.lock")).map_err(fail)?;
+    lock.lock().map_err(fail)?;
+    if done.exists() {
+        return Ok(root);
+    }
+    let mut npm = Command::new("npm");
+    npm.args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+        .arg(&root)
+        .args(packages);
+    run(&mut npm, project)?;
+    Ok(root)
+}
+
 /// Whether `target` is unpacked in `dir`.
 fn installed(dir: &Path, target: &str) -> bool {
     dir.join(target).join("package").join("package.json").exists()

@@ -20,6 +20,7 @@ pub mod bridged;
 pub mod contracts;
 pub mod deploy;
 pub mod driver;
+pub mod ensjs;
 pub mod error;
 pub mod install;
 pub mod scenario;

@@ -23,28 +23,11 @@ fn failed(what: &str, detail: impl Into<String>) -> DevnetError {
 
 /// Installs the compiler (once, under a lock) and returns its directory.
 fn ensure_solc() -> Result<PathBuf, DevnetError> {
-    let root = devnet_dir().join(format!("solc-{SOLC_VERSION}"));
-    let ready = root.join("node_modules").join("solc").join("package.json");
-    if ready.exists() {
-        return Ok(root);
-    }
-    std::fs::create_dir_all(&root).map_err(|e| failed("solc", e.to_string()))?;
-    let lock = std::fs::File::create(root.join(".install.lock"))
-        .map_err(|e| failed("solc", e.to_string()))?;
-    lock.lock().map_err(|e| failed("solc", e.to_string()))?;
-    if ready.exists() {
-        return Ok(root);
-    }
-    let out = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
-        .arg(&root)
-        .arg(format!("solc@{SOLC_VERSION}"))
-        .output()
-        .map_err(|e| failed("npm install solc", e.to_string()))?;
-    if !out.status.success() {
-        return Err(failed("npm install solc", String::from_utf8_lossy(&out.stderr)));
-    }
-    Ok(root)
+    super::install::npm_project(
+        &format!("solc-{SOLC_VERSION}"),
+        &[&format!("solc@{SOLC_VERSION}")],
+        "node_modules/solc/package.json",
+    )
 }
 
 /// Node.js program: standard JSON in on stdin, standard JSON out on stdout.
