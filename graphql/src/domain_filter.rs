@@ -165,7 +165,7 @@ fn contains(text: &str, backend: DbBackend) -> SimpleExpr {
 
 /// The FTS5 query for names holding every trigram of `text` (at least three characters):
 /// each distinct trigram a quoted term (double quotes doubled), joined by `AND`.
-fn trigram_query(text: &str) -> String {
+pub(crate) fn trigram_query(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut terms: Vec<String> = chars.windows(3).map(|w| w.iter().collect()).collect();
     terms.sort_unstable();

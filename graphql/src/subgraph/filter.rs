@@ -11,6 +11,7 @@
 //! as The Graph's do.
 
 use async_graphql::{Name, Value};
+use sea_orm::DbBackend;
 
 use super::{
     model::{Enc, Entity, Field, Kind, entity},
@@ -117,6 +118,15 @@ impl<'a> Compiler<'a> {
                 )));
             }
         };
+        if !nocase && let Some(sql) = self.indexed(entity, field, alias, op, value) {
+            let negated = matches!(op, Op::Not) || suffix.starts_with("_not_");
+            if !negated {
+                return Ok(sql);
+            }
+            let mut out = Sql::new(self.env.backend);
+            out.push("NOT COALESCE((").append(sql).push("), FALSE)");
+            return Ok(out);
+        }
         let mut expr = field.sql(self.env, alias).unwrap_or_default();
         if enc == Enc::Text {
             expr = self.env.collated(&expr);
@@ -203,6 +213,80 @@ impl<'a> Compiler<'a> {
         let mut sql = Sql::new(self.env.backend);
         sql.push("NOT COALESCE((").append(positive).push("), FALSE)");
         Ok(sql)
+    }
+
+    /// The same condition written so that an index serves it, where the stored column allows:
+    /// a domain's name (its name indexes, and on `contains` the trigram index of each
+    /// engine) and the owners a domain row stores as bytes. `None`: the generic form.
+    fn indexed(
+        &self,
+        entity: &Entity,
+        field: &Field,
+        alias: &str,
+        op: Op,
+        value: &Value,
+    ) -> Option<Sql> {
+        let Value::String(text) = value else { return None };
+        let backend = self.env.backend;
+        let mut sql = Sql::new(backend);
+        match (entity.name, field.name, op) {
+            ("Domain", "name", Op::Eq | Op::Not) => {
+                sql.push(&format!("{alias}.name = ")).bind(text.clone());
+            }
+            ("Domain", "name", Op::StartsWith) => {
+                let pattern = format!("{}%", crate::domain_filter::escape_like(text));
+                if backend == DbBackend::Postgres {
+                    // The name indexes hold the first 256 characters (see `name_key`).
+                    let key: String = text.chars().take(crate::name_key::KEY_CHARS).collect();
+                    let key_pattern = format!("{}%", crate::domain_filter::escape_like(&key));
+                    sql.push(&format!("substr({alias}.name, 1, 256) LIKE "))
+                        .bind(key_pattern)
+                        .push(" ESCAPE '\\' AND ");
+                } else {
+                    sql.push(&format!("{alias}.name >= "))
+                        .bind(text.clone())
+                        .push(&format!(" AND {alias}.name < "))
+                        .bind(format!("{text}\u{10FFFF}"))
+                        .push(" AND ");
+                }
+                sql.push(&format!("{alias}.name LIKE ")).bind(pattern).push(" ESCAPE '\\'");
+            }
+            ("Domain", "name", Op::Contains) if text.chars().count() >= 3 => {
+                if backend == DbBackend::Postgres {
+                    let pattern = format!("%{}%", crate::domain_filter::escape_like(text));
+                    sql.push(&format!("{alias}.name LIKE ")).bind(pattern).push(" ESCAPE '\\'");
+                } else {
+                    sql.push(&format!(
+                        "{alias}.rowid IN (SELECT rowid FROM domains_name_fts WHERE domains_name_fts MATCH "
+                    ))
+                    .bind(crate::domain_filter::trigram_query(text))
+                    .push(&format!(") AND instr({alias}.name, "))
+                    .bind(text.clone())
+                    .push(") > 0");
+                }
+            }
+            ("Domain", "owner" | "registrant" | "wrappedOwner", Op::Eq | Op::Not) => {
+                let column = match field.name {
+                    "owner" => "registry_owner",
+                    "registrant" => "token_owner",
+                    _ => "wrapped_owner",
+                };
+                let bytes = hex::decode(text.strip_prefix("0x")?).ok()?;
+                if bytes.len() != 20 {
+                    return None;
+                }
+                if bytes.iter().all(|b| *b == 0) && field.name == "owner" {
+                    // The registry owner is stored as null for the zero address.
+                    sql.push(&format!("({alias}.{column} IS NULL OR {alias}.{column} = "))
+                        .bind(bytes)
+                        .push(")");
+                } else {
+                    sql.push(&format!("{alias}.{column} = ")).bind(bytes);
+                }
+            }
+            _ => return None,
+        }
+        Some(sql)
     }
 
     fn combine(

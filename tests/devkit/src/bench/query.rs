@@ -1,5 +1,6 @@
-//! [`run`]: times the GraphQL queries users run most, executed by the real schema against
-//! whatever database it is given, and reports p50/p99 per query.
+//! [`run`]: times the GraphQL queries users run most, executed by the real schemas (the
+//! Omnigraph's and the subgraph API's) against whatever database it is given, and reports
+//! p50/p99 per query.
 //!
 //! Variables are drawn from the database itself (random domains by a random point of the
 //! primary key, and their owners), so the bench works on a generated namegraph and on a real
@@ -135,6 +136,62 @@ fn cases(domains: &[domain::Model]) -> Vec<Case> {
     cases
 }
 
+/// The subgraph API's common queries, as `@ensdomains/ensjs` sends them.
+fn subgraph_cases(domains: &[domain::Model]) -> Vec<Case> {
+    let owners: Vec<String> =
+        domains.iter().filter_map(|d| d.owner.as_ref().map(ToString::to_string)).collect();
+    let ids: Vec<String> = domains.iter().map(|d| d.node_hex()).collect();
+    let fixed = |_: &mut StdRng| json!({});
+    let details = "id name labelName labelhash isMigrated createdAt resolvedAddress { id } \
+        owner { id } registrant { id } wrappedOwner { id } parent { id name } \
+        registration { registrationDate expiryDate } wrappedDomain { expiryDate fuses }";
+    let names_for_address = format!(
+        "query($a: String!, $now: BigInt!) {{ domains(first: 100, orderBy: name, \
+         orderDirection: asc, where: {{and: [{{or: [{{owner: $a}}, {{registrant: $a}}, \
+         {{wrappedOwner: $a}}, {{resolvedAddress: $a}}]}}, {{parent_not: \
+         \"0x91d1777781884d03a6757a803996e38de2a42967fb37eeaca72729271025a9e2\"}}, \
+         {{or: [{{expiryDate_gt: $now}}, {{expiryDate: null}}]}}]}}) {{ {details} }} }}"
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+        .to_string();
+    vec![
+        Case {
+            name: "subgraph: names for an address (ensjs), first 100".into(),
+            query: names_for_address,
+            variables: Box::new(move |rng| json!({ "a": pick(rng, &owners), "now": now })),
+        },
+        Case {
+            name: "subgraph: subnames of eth (ensjs), first 100 by name".into(),
+            query: format!(
+                "query($id: String!) {{ domain(id: $id) {{ subdomains(first: 100, \
+                 orderBy: name, orderDirection: asc) {{ {details} }} }} }}"
+            ),
+            variables: Box::new(
+                |_| json!({ "id": "0x93cdeb708b7545dc668eb9280176169d1c33cfd8ed6f04690a0bcc88a93fc4ae" }),
+            ),
+        },
+        Case {
+            name: "subgraph: domain by id with registration".into(),
+            query: format!("query($id: String!) {{ domain(id: $id) {{ {details} }} }}"),
+            variables: Box::new(move |rng| json!({ "id": pick(rng, &ids) })),
+        },
+        Case {
+            name: "subgraph: name_contains \"ali\", first 20".into(),
+            query: "{ domains(first: 20, where: {name_contains: \"ali\"}) { id name } }".into(),
+            variables: Box::new(fixed),
+        },
+        Case {
+            name: "subgraph: labelName_starts_with \"vitalik\", first 20".into(),
+            query:
+                "{ domains(first: 20, where: {labelName_starts_with: \"vitalik\"}) { id name } }"
+                    .into(),
+            variables: Box::new(fixed),
+        },
+    ]
+}
+
 /// Runs every query up to `runs` times against `db`.
 pub async fn run(
     db: &DatabaseConnection,
@@ -144,8 +201,19 @@ pub async fn run(
     let mut rng = StdRng::seed_from_u64(seed);
     let domains = sample(db, &mut rng, 1000).await?;
     let schema = graphql::build_schema(db.clone());
+    // The subgraph API over the registry of the sampled names.
+    let registry: [u8; 20] = domains[0].id.registry().try_into().unwrap_or_default();
+    let scope = graphql::subgraph::SubgraphScope {
+        chain_id: domains[0].id.chain_id(),
+        registry,
+        old_registry: None,
+        registrar_name: "eth".into(),
+    };
+    let subgraph = graphql::subgraph::build_subgraph_schema(db.clone(), scope)
+        .map_err(|e| BenchError::Query { name: "subgraph schema".into(), errors: e.to_string() })?;
     let mut out = Vec::new();
-    for case in cases(&domains) {
+    let all = cases(&domains).into_iter().map(|c| (false, c));
+    for (on_subgraph, case) in all.chain(subgraph_cases(&domains).into_iter().map(|c| (true, c))) {
         let started = Instant::now();
         let mut times = Vec::with_capacity(runs);
         while times.len() < runs.max(1)
@@ -154,7 +222,11 @@ pub async fn run(
             let request = async_graphql::Request::new(case.query.as_str())
                 .variables(async_graphql::Variables::from_json((case.variables)(&mut rng)));
             let at = Instant::now();
-            let response = schema.execute(request).await;
+            let response = if on_subgraph {
+                async_graphql::Executor::execute(&subgraph, request).await
+            } else {
+                schema.execute(request).await
+            };
             times.push(at.elapsed());
             if !response.errors.is_empty() {
                 return Err(BenchError::Query {
