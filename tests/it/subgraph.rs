@@ -147,6 +147,8 @@ async fn ensjs_reads_the_subgraph_api(backend: Backend, chain_id: u64) {
     }
     let by_name: BTreeMap<&str, &Known> = known.iter().map(|k| (k.name.as_str(), k)).collect();
 
+    the_graph_query_language(&client, &url).await;
+
     // Names for an address: each relation alone and all together, every order, both
     // directions, one page and page by page.
     let relations = ["owner", "registrant", "resolvedAddress", "wrappedOwner"];
@@ -447,3 +449,349 @@ async fn ensjs_reads_the_subgraph_api(backend: Backend, chain_id: u64) {
 }
 
 crate::support::on_both_engines!(ensjs_reads_the_subgraph_api, 31_660);
+
+/// POST a subgraph query; the whole answer.
+async fn subgraph(client: &reqwest::Client, url: &str, query: &str, variables: Value) -> Value {
+    let response = client
+        .post(url)
+        .json(&json!({ "query": query, "variables": variables }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200, "{query}");
+    response.json().await.unwrap()
+}
+
+const ALL_DOMAINS: &str = r#"query($w: Domain_filter, $o: Domain_orderBy, $d: OrderDirection,
+  $first: Int, $skip: Int) { domains(first: $first, skip: $skip, where: $w, orderBy: $o,
+  orderDirection: $d) { id name labelName labelhash createdAt ttl isMigrated expiryDate
+  owner { id } registrant { id } parent { id name }
+  bracketed: subdomains(first: 40, where: {name_starts_with: "["}) { name } } }"#;
+
+async fn listed(client: &reqwest::Client, url: &str, variables: Value) -> Vec<Value> {
+    let mut variables = variables;
+    if variables.get("first").is_none() {
+        variables["first"] = json!(1000);
+    }
+    let body = subgraph(client, url, ALL_DOMAINS, variables.clone()).await;
+    assert!(body["errors"].is_null(), "{variables}: {body}");
+    body["data"]["domains"].as_array().unwrap().clone()
+}
+
+fn text(v: &Value) -> Option<String> {
+    v.as_str().map(str::to_owned)
+}
+
+/// Every filter operator, nested filters, `and`/`or`, orderings and pages, against the same
+/// rows filtered and sorted here; then the bounds and the errors.
+async fn the_graph_query_language(client: &reqwest::Client, url: &str) {
+    let all = listed(client, url, json!({})).await;
+    assert!(all.len() > 300 && all.len() < 1000, "{} domains", all.len());
+    let ids = |rows: &[Value]| -> Vec<String> {
+        rows.iter().map(|r| r["id"].as_str().unwrap().to_owned()).collect()
+    };
+    // Default order: by id.
+    let mut sorted = ids(&all);
+    sorted.sort();
+    assert_eq!(ids(&all), sorted, "by id when no orderBy");
+    let pivot = &all[all.len() / 2];
+    let pivot_id = pivot["id"].as_str().unwrap().to_owned();
+    let pivot_created: i64 = pivot["createdAt"].as_str().unwrap().parse().unwrap();
+    let owner = all.iter().find_map(|r| text(&r["registrant"]["id"])).expect("a registrant");
+    let eth = all.iter().find(|r| r["name"] == "eth").unwrap()["id"].clone();
+    fn num(v: &Value) -> Option<i64> {
+        v.as_str().and_then(|s| s.parse::<i64>().ok())
+    }
+    type Check = Box<dyn Fn(&Value) -> bool>;
+    let cases: Vec<(Value, Check)> = vec![
+        (
+            json!({ "id": pivot_id }),
+            Box::new({
+                let p = pivot_id.clone();
+                move |r| r["id"] == p.as_str()
+            }),
+        ),
+        (
+            json!({ "id_not": pivot_id }),
+            Box::new({
+                let p = pivot_id.clone();
+                move |r| r["id"] != p.as_str()
+            }),
+        ),
+        (
+            json!({ "id_gt": pivot_id }),
+            Box::new({
+                let p = pivot_id.clone();
+                move |r| r["id"].as_str().unwrap() > p.as_str()
+            }),
+        ),
+        (
+            json!({ "id_lte": pivot_id }),
+            Box::new({
+                let p = pivot_id.clone();
+                move |r| r["id"].as_str().unwrap() <= p.as_str()
+            }),
+        ),
+        (
+            json!({ "id_in": [pivot_id, eth] }),
+            Box::new({
+                let (p, e) = (pivot_id.clone(), eth.clone());
+                move |r| r["id"] == p.as_str() || r["id"] == e
+            }),
+        ),
+        (json!({ "name": "name010.eth" }), Box::new(|r| r["name"] == "name010.eth")),
+        (json!({ "name_not": "name010.eth" }), Box::new(|r| r["name"] != "name010.eth")),
+        (json!({ "name_gt": "name05" }), Box::new(|r| r["name"].as_str().unwrap() > "name05")),
+        (json!({ "name_lt": "name05" }), Box::new(|r| r["name"].as_str().unwrap() < "name05")),
+        (
+            json!({ "name_in": ["name010.eth", "eth", "nope"] }),
+            Box::new(|r| ["name010.eth", "eth"].contains(&r["name"].as_str().unwrap())),
+        ),
+        (json!({ "name_not_in": ["name010.eth"] }), Box::new(|r| r["name"] != "name010.eth")),
+        (
+            json!({ "name_contains": "ame01" }),
+            Box::new(|r| r["name"].as_str().unwrap().contains("ame01")),
+        ),
+        (
+            json!({ "name_contains": "am" }),
+            Box::new(|r| r["name"].as_str().unwrap().contains("am")),
+        ),
+        (
+            json!({ "name_contains_nocase": "AME01" }),
+            Box::new(|r| r["name"].as_str().unwrap().to_lowercase().contains("ame01")),
+        ),
+        (
+            json!({ "name_not_contains": "ame0" }),
+            Box::new(|r| !r["name"].as_str().unwrap().contains("ame0")),
+        ),
+        (
+            json!({ "name_starts_with": "name01" }),
+            Box::new(|r| r["name"].as_str().unwrap().starts_with("name01")),
+        ),
+        (
+            json!({ "name_starts_with_nocase": "NAME01" }),
+            Box::new(|r| r["name"].as_str().unwrap().to_lowercase().starts_with("name01")),
+        ),
+        (
+            json!({ "name_not_starts_with": "name" }),
+            Box::new(|r| !r["name"].as_str().unwrap().starts_with("name")),
+        ),
+        (
+            json!({ "name_ends_with": "0.eth" }),
+            Box::new(|r| r["name"].as_str().unwrap().ends_with("0.eth")),
+        ),
+        (
+            json!({ "name_ends_with_nocase": "0.ETH" }),
+            Box::new(|r| r["name"].as_str().unwrap().to_lowercase().ends_with("0.eth")),
+        ),
+        (
+            json!({ "name_not_ends_with": ".eth" }),
+            Box::new(|r| !r["name"].as_str().unwrap().ends_with(".eth")),
+        ),
+        (json!({ "labelName": null }), Box::new(|r| r["labelName"].is_null())),
+        (json!({ "labelName_not": null }), Box::new(|r| !r["labelName"].is_null())),
+        (
+            json!({ "labelName_starts_with": "name0" }),
+            Box::new(|r| r["labelName"].as_str().is_some_and(|l| l.starts_with("name0"))),
+        ),
+        (
+            json!({ "labelName_not_starts_with": "name0" }),
+            Box::new(|r| !r["labelName"].as_str().is_some_and(|l| l.starts_with("name0"))),
+        ),
+        (
+            json!({ "labelName_contains_nocase": "AME" }),
+            Box::new(|r| r["labelName"].as_str().is_some_and(|l| l.to_lowercase().contains("ame"))),
+        ),
+        (
+            json!({ "labelhash": pivot["labelhash"] }),
+            Box::new({
+                let h = pivot["labelhash"].clone();
+                move |r| r["labelhash"] == h
+            }),
+        ),
+        (
+            json!({ "createdAt_gt": pivot_created.to_string() }),
+            Box::new(move |r| num(&r["createdAt"]).unwrap() > pivot_created),
+        ),
+        (
+            json!({ "createdAt_lte": pivot_created }),
+            Box::new(move |r| num(&r["createdAt"]).unwrap() <= pivot_created),
+        ),
+        (
+            json!({ "createdAt_in": [pivot_created.to_string()] }),
+            Box::new(move |r| num(&r["createdAt"]) == Some(pivot_created)),
+        ),
+        (json!({ "ttl": null }), Box::new(|r| r["ttl"].is_null())),
+        (json!({ "ttl_not": null }), Box::new(|r| !r["ttl"].is_null())),
+        (json!({ "isMigrated": false }), Box::new(|r| r["isMigrated"] == false)),
+        (json!({ "isMigrated_not": true }), Box::new(|r| r["isMigrated"] != true)),
+        (json!({ "expiryDate": null }), Box::new(|r| r["expiryDate"].is_null())),
+        (
+            json!({ "expiryDate_gt": "0" }),
+            Box::new(|r| num(&r["expiryDate"]).is_some_and(|e| e > 0)),
+        ),
+        (
+            json!({ "owner": owner }),
+            Box::new({
+                let o = owner.clone();
+                move |r| r["owner"]["id"] == o.as_str()
+            }),
+        ),
+        (
+            json!({ "owner_not": owner }),
+            Box::new({
+                let o = owner.clone();
+                move |r| r["owner"]["id"] != o.as_str()
+            }),
+        ),
+        (
+            json!({ "owner_in": [owner, "0x0000000000000000000000000000000000000000"] }),
+            Box::new({
+                let o = owner.clone();
+                move |r| {
+                    r["owner"]["id"] == o.as_str()
+                        || r["owner"]["id"] == "0x0000000000000000000000000000000000000000"
+                }
+            }),
+        ),
+        (
+            json!({ "owner_starts_with": &owner[..5] }),
+            Box::new({
+                let o = owner.clone();
+                move |r| r["owner"]["id"].as_str().unwrap().starts_with(&o[..5])
+            }),
+        ),
+        (
+            json!({ "owner_": { "id": owner } }),
+            Box::new({
+                let o = owner.clone();
+                move |r| r["owner"]["id"] == o.as_str()
+            }),
+        ),
+        (
+            json!({ "registrant": owner }),
+            Box::new({
+                let o = owner.clone();
+                move |r| r["registrant"]["id"] == o.as_str()
+            }),
+        ),
+        (json!({ "registrant_not": null }), Box::new(|r| !r["registrant"].is_null())),
+        (
+            json!({ "parent": eth }),
+            Box::new({
+                let e = eth.clone();
+                move |r| r["parent"]["id"] == e
+            }),
+        ),
+        (json!({ "parent_": { "name": "eth" } }), Box::new(|r| r["parent"]["name"] == "eth")),
+        (
+            json!({ "parent_": { "name_starts_with": "name01" } }),
+            Box::new(|r| r["parent"]["name"].as_str().is_some_and(|n| n.starts_with("name01"))),
+        ),
+        (
+            json!({ "subdomains_": { "name_starts_with": "[" } }),
+            Box::new(|r| !r["bracketed"].as_array().unwrap().is_empty()),
+        ),
+        (
+            json!({ "or": [{ "name": "eth" }, { "name_starts_with": "name01" }] }),
+            Box::new(|r| r["name"] == "eth" || r["name"].as_str().unwrap().starts_with("name01")),
+        ),
+        (
+            json!({ "and": [{ "name_starts_with": "name0" }, { "name_ends_with": "5.eth" }] }),
+            Box::new(|r| {
+                r["name"].as_str().unwrap().starts_with("name0")
+                    && r["name"].as_str().unwrap().ends_with("5.eth")
+            }),
+        ),
+        (
+            json!({ "and": [{ "or": [{ "labelName": null }, { "ttl_not": null }] }, { "isMigrated": true }] }),
+            Box::new(|r| {
+                (r["labelName"].is_null() || !r["ttl"].is_null()) && r["isMigrated"] == true
+            }),
+        ),
+    ];
+    for (filter, check) in &cases {
+        let got = listed(client, url, json!({ "w": filter })).await;
+        let expected: Vec<Value> = all.iter().filter(|r| check(r)).cloned().collect();
+        assert_eq!(ids(&got), ids(&expected), "where {filter}");
+    }
+    assert!(cases.len() > 45);
+
+    // Orderings, nulls last ascending and first descending, ties by id; then pages.
+    for (order, key) in [
+        ("name", "name"),
+        ("createdAt", "createdAt"),
+        ("labelName", "labelName"),
+        ("parent__name", "parent"),
+    ] {
+        for desc in [false, true] {
+            let direction = if desc { "desc" } else { "asc" };
+            let got = listed(client, url, json!({ "o": order, "d": direction })).await;
+            let value = |r: &Value| -> Option<(i64, String)> {
+                let v = if key == "parent" { &r["parent"]["name"] } else { &r[key] };
+                match key {
+                    "createdAt" => num(v).map(|n| (n, String::new())),
+                    _ => v.as_str().map(|s| (0, s.to_owned())),
+                }
+            };
+            let mut expected = all.clone();
+            expected.sort_by(|a, b| {
+                let by_key = match (value(a), value(b)) {
+                    (None, None) => std::cmp::Ordering::Equal,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (Some(x), Some(y)) => x.0.cmp(&y.0).then(x.1.as_bytes().cmp(y.1.as_bytes())),
+                };
+                let by_key = if desc { by_key.reverse() } else { by_key };
+                let by_id = a["id"].as_str().cmp(&b["id"].as_str());
+                by_key.then(if desc { by_id.reverse() } else { by_id })
+            });
+            assert_eq!(ids(&got), ids(&expected), "orderBy {order} {direction}");
+            let page =
+                listed(client, url, json!({ "o": order, "d": direction, "first": 7, "skip": 21 }))
+                    .await;
+            assert_eq!(ids(&page), ids(&expected[21..28]), "orderBy {order} {direction}, a page");
+        }
+    }
+
+    // `_meta`, and lookups that find nothing.
+    let body = subgraph(client, url, "{ _meta { block { number hash } hasIndexingErrors } domain(id: \"0x00\") { id } nothing: domain(id: \"not hex\") { id } }", json!({})).await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert!(body["data"]["_meta"]["block"]["number"].as_i64().unwrap() > 0);
+    assert_eq!(body["data"]["_meta"]["hasIndexingErrors"], false);
+    assert!(body["data"]["domain"].is_null() && body["data"]["nothing"].is_null());
+
+    // Bounds and bad input: a stable code, never SQL, never a 500.
+    let deep =
+        format!("{{ domains(first: 1) {{ {} id {} }} }}", "parent { ".repeat(20), "}".repeat(20));
+    let wide = format!(
+        "{{ {} }}",
+        (0..100).map(|i| format!("a{i}: domains(first: 1) {{ id }}")).collect::<Vec<_>>().join(" ")
+    );
+    let refused = [
+        ("{ domains(first: 1001) { id } }", "INVALID_ARGUMENT"),
+        ("{ domains(skip: 5001) { id } }", "INVALID_ARGUMENT"),
+        ("{ domains(where: {id_in: [\"zz\"]}) { id } }", "INVALID_ARGUMENT"),
+        (
+            "{ domains(where: {createdAt_gt: \"99999999999999999999999\"}) { id } }",
+            "INVALID_ARGUMENT",
+        ),
+        ("{ domains(where: {nope: 1}) { id } }", "GRAPHQL_VALIDATION_FAILED"),
+        ("{ domains(first: 1000) { subdomains(first: 1000) { id } } }", "TOO_MANY_ENTITIES"),
+        ("{ domains(block: {number: 1}) { id } }", "TIME_TRAVEL_UNSUPPORTED"),
+        ("{ domains(block: {number_gte: 999999999}) { id } }", "BLOCK_NOT_INDEXED"),
+        (deep.as_str(), "TOO_DEEP"),
+        (wide.as_str(), "TOO_MANY_ALIASES"),
+    ];
+    for (query, code) in refused {
+        let body = subgraph(client, url, query, json!({})).await;
+        let error = &body["errors"][0];
+        assert_eq!(error["extensions"]["code"], code, "{query}: {body}");
+        let message = error["message"].as_str().unwrap_or_default().to_uppercase();
+        assert!(!message.contains("SELECT") && !message.contains(" FROM "), "{query}: {message}");
+    }
+    // GraphiQL on GET.
+    let page = client.get(url).send().await.unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    assert!(page.text().await.unwrap().contains("graphiql"));
+}
