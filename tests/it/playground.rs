@@ -246,6 +246,36 @@ async fn the_playground_runs_queries_and_subscriptions_offline() {
         assert!(Instant::now() < deadline, "no subscription result shown: {shown}");
     }
 
+    // The same page on /subgraph queries the subgraph API.
+    browser.call("Page.navigate", json!({ "url": format!("{origin}/subgraph") })).await;
+    browser
+        .until(
+            "GraphiQL renders on /subgraph",
+            "!!document.querySelector('.graphiql-query-editor .CodeMirror') && !!document.querySelector('.graphiql-execute-button')",
+            Duration::from_secs(30),
+        )
+        .await;
+    run(
+        &mut browser,
+        r#"{ domains(where: {name_starts_with: "name00"}, orderBy: name, first: 3) { name } }"#,
+    )
+    .await;
+    browser
+        .until(
+            "the subgraph query's result",
+            &format!("{RESULT}.includes('name007.eth')"),
+            Duration::from_secs(30),
+        )
+        .await;
+    let result: Value = serde_json::from_str(browser.eval(RESULT).await.as_str().unwrap()).unwrap();
+    let names: Vec<&str> = result["data"]["domains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["name005.eth", "name006.eth", "name007.eth"], "{result}");
+
     let shot = browser.call("Page.captureScreenshot", json!({ "format": "png" })).await;
     let png = base64::Engine::decode(
         &base64::engine::general_purpose::STANDARD,
