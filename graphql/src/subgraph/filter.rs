@@ -265,6 +265,25 @@ impl<'a> Compiler<'a> {
                     .push(") > 0");
                 }
             }
+            ("Domain", "resolvedAddress", Op::Eq | Op::Not) => {
+                // The names whose records hold the address, found through the address index
+                // once for the query; each candidate's own resolver must be the one.
+                let env = self.env;
+                let key = env.concat_bytes(&[
+                    "substr(x.record_id, 1, 4)",
+                    &env.bytes(&env.registry),
+                    "substr(x.record_id, 25)",
+                ]);
+                sql.push(&format!(
+                    "({alias}.id IN (SELECT {key} FROM resolver_addresses x WHERE x.address = "
+                ))
+                .bind(text.clone())
+                .push(" AND x.coin_type = 60) AND ")
+                .push(&field.sql(env, alias)?)
+                .push(" = ")
+                .bind(text.clone())
+                .push(")");
+            }
             ("Domain", "owner" | "registrant" | "wrappedOwner", Op::Eq | Op::Not) => {
                 let column = match field.name {
                     "owner" => "registry_owner",

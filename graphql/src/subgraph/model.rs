@@ -102,6 +102,9 @@ pub struct Field {
     pub nullable: bool,
     /// Whether `where` and `orderBy` take it (every SQL-backed field but the expensive ones).
     pub filterable: bool,
+    /// Whether its SQL is a column that is never null, though the schema lets it be (a
+    /// domain's name): ordering by it needs no place for nulls, so its index gives the order.
+    pub stored: bool,
     /// Its description in the schema.
     pub doc: &'static str,
 }
@@ -167,7 +170,14 @@ impl Entity {
 }
 
 fn scalar(name: &'static str, s: Scalar, enc: Enc, expr: Expr, doc: &'static str) -> Field {
-    Field { name, kind: Kind::Scalar(s, enc, expr), nullable: true, filterable: true, doc }
+    Field {
+        name,
+        kind: Kind::Scalar(s, enc, expr),
+        nullable: true,
+        filterable: true,
+        stored: false,
+        doc,
+    }
 }
 
 fn required(mut field: Field) -> Field {
@@ -176,7 +186,14 @@ fn required(mut field: Field) -> Field {
 }
 
 fn reference(name: &'static str, target: &'static str, expr: Expr, doc: &'static str) -> Field {
-    Field { name, kind: Kind::Ref(target, expr), nullable: true, filterable: true, doc }
+    Field {
+        name,
+        kind: Kind::Ref(target, expr),
+        nullable: true,
+        filterable: true,
+        stored: false,
+        doc,
+    }
 }
 
 fn list(
@@ -186,15 +203,34 @@ fn list(
     parent: &'static str,
     doc: &'static str,
 ) -> Field {
-    Field { name, kind: Kind::List(target, child, parent), nullable: false, filterable: true, doc }
+    Field {
+        name,
+        kind: Kind::List(target, child, parent),
+        nullable: false,
+        filterable: true,
+        stored: false,
+        doc,
+    }
 }
 
 fn hidden(name: &'static str, enc: Enc, expr: Expr) -> Field {
-    Field { name, kind: Kind::Hidden(enc, expr), nullable: true, filterable: false, doc: "" }
+    Field {
+        name,
+        kind: Kind::Hidden(enc, expr),
+        nullable: true,
+        filterable: false,
+        stored: false,
+        doc: "",
+    }
 }
 
 fn computed(name: &'static str, nullable: bool, doc: &'static str) -> Field {
-    Field { name, kind: Kind::Computed, nullable, filterable: false, doc }
+    Field { name, kind: Kind::Computed, nullable, filterable: false, stored: false, doc }
+}
+
+fn stored(mut field: Field) -> Field {
+    field.stored = true;
+    field
 }
 
 fn unfiltered(mut field: Field) -> Field {
@@ -254,13 +290,13 @@ fn domain_entity() -> Entity {
                 |_, a| format!("substr({a}.id, 25)"),
                 "The namehash of the name",
             )),
-            scalar(
+            stored(scalar(
                 "name",
                 Scalar::String,
                 Enc::Text,
                 |_, a| format!("{a}.name"),
                 "The name; labels that are unknown or not normalized show as their hash in brackets",
-            ),
+            )),
             scalar(
                 "labelName",
                 Scalar::String,
@@ -603,6 +639,7 @@ fn resolver_entity() -> Entity {
                 kind: Kind::Computed,
                 nullable: false,
                 filterable: false,
+                stored: false,
                 doc: "Its record events for this name, oldest first",
             },
             hidden("record_key", Enc::Blob, |_, a| format!("{a}.id")),
@@ -911,6 +948,7 @@ fn event_fields(family: EventFamily) -> Vec<Field> {
             kind: Kind::Computed,
             nullable: false,
             filterable: false,
+            stored: false,
             doc: "The resolver and name",
         }),
     }

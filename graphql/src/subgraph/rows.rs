@@ -82,6 +82,12 @@ pub struct Order {
     pub sql: String,
     /// Descending.
     pub desc: bool,
+    /// Whether the expression can be null (then nulls are placed explicitly, which keeps an
+    /// index from giving the order).
+    pub nullable: bool,
+    /// An expression that orders as `sql` does and that an index holds (PostgreSQL's name
+    /// indexes hold a name's first 256 characters), put first so that the index serves.
+    pub key: Option<String>,
 }
 
 /// A listing of one entity.
@@ -147,7 +153,13 @@ impl Listing<'_> {
             // Nulls after every value ascending and before them descending, on both engines
             // (PostgreSQL's default, which The Graph's clients page by).
             let d = direction(order.desc);
-            sql.push(&format!("({} IS NULL) {d}, {} {d}, ", order.sql, order.sql));
+            if order.nullable {
+                sql.push(&format!("({} IS NULL) {d}, ", order.sql));
+            }
+            if let Some(key) = &order.key {
+                sql.push(&format!("{key} {d}, "));
+            }
+            sql.push(&format!("{} {d}, ", order.sql));
         }
         sql.push(&format!("{id} {}", direction(id_desc)));
         sql.push(&format!(" LIMIT {} OFFSET {}", self.first, self.skip));

@@ -420,9 +420,18 @@ async fn listing(
         _ => false,
     };
     let order = match ctx.args.get("orderBy") {
-        Some(v) if !v.is_null() => Some(Order { sql: order_sql(&d.env, e, v.enum_name()?)?, desc }),
+        Some(v) if !v.is_null() => {
+            let key = v.enum_name()?;
+            let (sql, nullable) = order_sql(&d.env, e, key)?;
+            // The name indexes of PostgreSQL hold a key of the name (see `name_key`).
+            let indexed_name = d.env.backend == sea_orm::DbBackend::Postgres
+                && key == "name"
+                && matches!(e.name, "Domain" | "WrappedDomain");
+            let key = indexed_name.then(|| crate::name_key::KEY_SQL.replace("domains.", "t0."));
+            Some(Order { sql, desc, nullable, key })
+        }
         // Without `orderBy`, rows come by id; `orderDirection` still applies to it.
-        _ if desc => Some(Order { sql: e.id_sql(&d.env, "t0"), desc }),
+        _ if desc => Some(Order { sql: e.id_sql(&d.env, "t0"), desc, nullable: false, key: None }),
         _ => None,
     };
     let rows = Listing {
@@ -440,9 +449,9 @@ async fn listing(
     Ok(Some(FieldValue::list(rows.into_iter().filter_map(shown))))
 }
 
-/// The SQL an `orderBy` value orders by: a field, or a field of the entity a reference
-/// points at (`parent__name`).
-fn order_sql(env: &Env, e: &Entity, key: &str) -> Result<String, Error> {
+/// The SQL an `orderBy` value orders by, and whether it can be null: a field, or a field of
+/// the entity a reference points at (`parent__name`, null where nothing is pointed at).
+fn order_sql(env: &Env, e: &Entity, key: &str) -> Result<(String, bool), Error> {
     let unknown =
         || coded(code::INVALID_ARGUMENT, format!("{} cannot be ordered by {key}", e.name));
     let collate = |enc: super::model::Enc, sql: String| {
@@ -455,23 +464,24 @@ fn order_sql(env: &Env, e: &Entity, key: &str) -> Result<String, Error> {
         let (_, inner) = target.field(tail).ok_or_else(unknown)?;
         let Kind::Scalar(_, enc, _) = inner.kind else { return Err(unknown()) };
         let inner_sql = inner.sql(env, "o1").ok_or_else(unknown)?;
-        return Ok(collate(
-            enc,
-            format!(
-                "(SELECT {inner_sql} FROM {} WHERE {} AND {} = {})",
-                (target.from)(env, "o1"),
-                (target.scope)(env, "o1"),
-                target.id_sql(env, "o1"),
-                expr(env, "t0")
-            ),
-        ));
+        let sql = format!(
+            "(SELECT {inner_sql} FROM {} WHERE {} AND {} = {})",
+            (target.from)(env, "o1"),
+            (target.scope)(env, "o1"),
+            target.id_sql(env, "o1"),
+            expr(env, "t0")
+        );
+        return Ok((collate(enc, sql), true));
     }
     let (_, field) = e.field(key).ok_or_else(unknown)?;
+    let nullable = field.nullable && !field.stored;
     match field.kind {
-        Kind::Scalar(_, enc, expr) if field.filterable => Ok(collate(enc, expr(env, "t0"))),
+        Kind::Scalar(_, enc, expr) if field.filterable => {
+            Ok((collate(enc, expr(env, "t0")), nullable))
+        }
         Kind::Ref(target, expr) => {
             let enc = entity(target).map_or(super::model::Enc::Text, Entity::id_enc);
-            Ok(collate(enc, expr(env, "t0")))
+            Ok((collate(enc, expr(env, "t0")), nullable))
         }
         _ => Err(unknown()),
     }
