@@ -134,35 +134,40 @@ impl Listing<'_> {
         if selected.is_empty() {
             sql.push("1");
         }
-        sql.push(&format!(
-            " FROM {} WHERE {}",
-            (entity.from)(env, alias),
-            (entity.scope)(env, alias)
-        ));
-        if let Some(condition) = self.condition {
-            sql.push(" AND ").append(condition);
-        }
         let id = match entity.id_enc() {
             Enc::Text => env.collated(&entity.id_sql(env, alias)),
             _ => entity.id_sql(env, alias),
         };
         let direction = |desc: bool| if desc { "DESC" } else { "ASC" };
-        sql.push(" ORDER BY ");
+        let mut order_by = String::from(" ORDER BY ");
         let id_desc = self.order.as_ref().is_some_and(|o| o.desc);
         if let Some(order) = &self.order {
             // Nulls after every value ascending and before them descending, on both engines
             // (PostgreSQL's default, which The Graph's clients page by).
             let d = direction(order.desc);
             if order.nullable {
-                sql.push(&format!("({} IS NULL) {d}, ", order.sql));
+                order_by.push_str(&format!("({} IS NULL) {d}, ", order.sql));
             }
             if let Some(key) = &order.key {
-                sql.push(&format!("{key} {d}, "));
+                order_by.push_str(&format!("{key} {d}, "));
             }
-            sql.push(&format!("{} {d}, ", order.sql));
+            order_by.push_str(&format!("{} {d}, ", order.sql));
         }
-        sql.push(&format!("{id} {}", direction(id_desc)));
-        sql.push(&format!(" LIMIT {} OFFSET {}", self.first, self.skip));
+        order_by.push_str(&format!("{id} {}", direction(id_desc)));
+        // The page is chosen over the stored columns alone, and the fields are computed for
+        // its rows only: an engine that sorts carries whole result rows through its sorter, and
+        // computing every field of every matching row before the limit would cost that much.
+        sql.push(&format!(
+            " FROM (SELECT {alias}.* FROM {} WHERE {}",
+            (entity.from)(env, alias),
+            (entity.scope)(env, alias)
+        ));
+        if let Some(condition) = self.condition {
+            sql.push(" AND ").append(condition);
+        }
+        sql.push(&order_by);
+        sql.push(&format!(" LIMIT {} OFFSET {}) {alias}", self.first, self.skip));
+        sql.push(&order_by);
         let results = db.query_all_raw(sql.statement()).await?;
         results.iter().map(|r| read_row(entity, &selected, r)).collect()
     }
