@@ -76,35 +76,23 @@ fn selection_sets(doc: &ExecutableDocument) -> Vec<&SelectionSet> {
     sets
 }
 
-/// Marks the variables `value` uses as ids: the value of an `id` key, or of `id_*` keys in
-/// filter objects, at any depth.
-fn id_variables(value: &Value, as_id: bool, out: &mut HashSet<Name>) {
+/// Sorts the variables `value` uses: as ids (the value of an `id` key, or of `id_*` keys in
+/// filter objects, at any depth) into `ids`, anywhere else into `others`.
+fn classify_variables(
+    value: &Value,
+    as_id: bool,
+    ids: &mut HashSet<Name>,
+    others: &mut HashSet<Name>,
+) {
     match value {
-        Value::Variable(name) if as_id => {
-            out.insert(name.clone());
+        Value::Variable(name) => {
+            if as_id { ids } else { others }.insert(name.clone());
         }
-        Value::List(items) => items.iter().for_each(|v| id_variables(v, as_id, out)),
+        Value::List(items) => items.iter().for_each(|v| classify_variables(v, as_id, ids, others)),
         Value::Object(fields) => {
             for (key, v) in fields {
                 let key_is_id = key.as_str() == "id" || key.as_str().starts_with("id_");
-                id_variables(v, key_is_id, out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The variables used anywhere other than as ids.
-fn other_variables(value: &Value, as_id: bool, out: &mut HashSet<Name>) {
-    match value {
-        Value::Variable(name) if !as_id => {
-            out.insert(name.clone());
-        }
-        Value::List(items) => items.iter().for_each(|v| other_variables(v, as_id, out)),
-        Value::Object(fields) => {
-            for (key, v) in fields {
-                let key_is_id = key.as_str() == "id" || key.as_str().starts_with("id_");
-                other_variables(v, key_is_id, out);
+                classify_variables(v, key_is_id, ids, others);
             }
         }
         _ => {}
@@ -142,8 +130,7 @@ fn retype_id_variables(doc: &mut ExecutableDocument) {
     let mut others = HashSet::new();
     for set in selection_sets(doc) {
         walk_arguments(set, &mut |name, value| {
-            id_variables(value, name == "id", &mut ids);
-            other_variables(value, name == "id", &mut others);
+            classify_variables(value, name == "id", &mut ids, &mut others);
         });
     }
     let only_ids: HashSet<&Name> = ids.difference(&others).collect();

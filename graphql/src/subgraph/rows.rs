@@ -28,16 +28,6 @@ pub enum Cell {
 }
 
 impl Cell {
-    /// The cell as `0x` hex (bytes) or text (text).
-    pub fn as_id(&self) -> Option<String> {
-        match self {
-            Cell::Blob(b) => Some(alloy::hex::encode_prefixed(b)),
-            Cell::Text(t) => Some(t.clone()),
-            Cell::Int(n) => Some(n.to_string()),
-            _ => None,
-        }
-    }
-
     /// The cell as a bind value.
     pub fn value(&self) -> sea_orm::Value {
         match self {

@@ -69,11 +69,6 @@ impl Sql {
         self
     }
 
-    /// Whether nothing was written.
-    pub fn is_empty(&self) -> bool {
-        self.text.is_empty()
-    }
-
     /// The statement.
     pub fn statement(self) -> Statement {
         Statement::from_sql_and_values(self.backend, self.text, self.values)

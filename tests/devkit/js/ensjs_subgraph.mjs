@@ -4,23 +4,7 @@
 // `{ "error": message }`. With `allPages`, a listing is read page by page (ensjs's
 // `previousPage`) until a page comes back short, and the pages are returned concatenated.
 import { createPublicClient, http } from 'viem';
-import {
-  getDecodedName,
-  getNameHistory,
-  getNamesForAddress,
-  getSubgraphRecords,
-  getSubgraphRegistrant,
-  getSubnames,
-} from '@ensdomains/ensjs/subgraph';
-
-const functions = {
-  getDecodedName,
-  getNameHistory,
-  getNamesForAddress,
-  getSubgraphRecords,
-  getSubgraphRegistrant,
-  getSubnames,
-};
+import * as subgraph from '@ensdomains/ensjs/subgraph';
 
 let input = '';
 process.stdin.on('data', (d) => (input += d));
@@ -37,7 +21,7 @@ process.stdin.on('end', async () => {
   const client = createPublicClient({ chain, transport: http() });
   const results = [];
   for (const call of request.calls) {
-    const fn = functions[call.fn];
+    const fn = subgraph[call.fn];
     try {
       if (!call.allPages) {
         results.push({ ok: await fn(client, call.args) });
