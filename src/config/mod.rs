@@ -115,6 +115,8 @@ pub struct ResolutionConfig {
     pub max_index_lag_blocks: u64,
     /// Time one resolution may take in all, milliseconds.
     pub timeout_ms: u64,
+    /// Gas one live `eth_call` of resolution may use.
+    pub call_gas: u64,
     /// Time one CCIP-Read gateway request may take, milliseconds.
     pub gateway_timeout_ms: u64,
     /// Largest gateway response accepted, bytes.

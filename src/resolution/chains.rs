@@ -97,6 +97,7 @@ impl ResolutionChains {
                         chain_id: id,
                         rpc: rpc.with_max_attempts(LIVE_CALL_ATTEMPTS),
                         registry,
+                        call_gas: config.resolution.call_gas,
                     }),
                     Err(err) => {
                         tracing::warn!(target: "ensemble::resolution", chain = id, error = %err, "No live resolution on this chain");

@@ -32,6 +32,9 @@ pub struct LiveChain {
     pub rpc: RpcClient,
     /// Its ENS registry.
     pub registry: Address,
+    /// Gas one call may use: a resolver that loops stops here, not at the node's cap (often
+    /// the block gas limit, which takes seconds to burn).
+    pub call_gas: u64,
 }
 
 impl LiveChain {
@@ -42,7 +45,7 @@ impl LiveChain {
         data: Vec<u8>,
         block: B256,
     ) -> Result<CallOutcome, RpcError> {
-        self.rpc.try_call_at(to, Bytes::from(data), block).await
+        self.rpc.try_call_at(to, Bytes::from(data), block, Some(self.call_gas)).await
     }
 }
 

@@ -332,9 +332,10 @@ impl RpcClient {
         to: Address,
         data: Bytes,
         hash: B256,
+        gas: Option<u64>,
     ) -> Result<CallOutcome, RpcError> {
         self.retry("eth_call", || async {
-            match self.eth_call(to, &data, hash).await {
+            match self.eth_call(to, &data, hash, gas).await {
                 Ok(bytes) => Ok(CallOutcome::Returned(bytes)),
                 Err(err) => match reverted(&err) {
                     Some(data) => Ok(CallOutcome::Reverted(data)),
@@ -349,19 +350,24 @@ impl RpcClient {
     /// the answer belongs to that exact block even if its number was reorganized since).
     pub async fn call_at(&self, to: Address, data: Bytes, hash: B256) -> Result<Bytes, RpcError> {
         self.retry("eth_call", || async {
-            self.eth_call(to, &data, hash).await.map_err(RpcError::classify)
+            self.eth_call(to, &data, hash, None).await.map_err(RpcError::classify)
         })
         .await
     }
 
-    /// One `eth_call` after block `hash`, by hash (EIP-1898).
+    /// One `eth_call` after block `hash`, by hash (EIP-1898), with at most `gas` if given
+    /// (else the node's own cap).
     async fn eth_call(
         &self,
         to: Address,
         data: &Bytes,
         hash: B256,
+        gas: Option<u64>,
     ) -> Result<Bytes, alloy::transports::RpcError<alloy::transports::TransportErrorKind>> {
-        let tx = TransactionRequest::default().to(to).input(data.clone().into());
+        let mut tx = TransactionRequest::default().to(to).input(data.clone().into());
+        if let Some(gas) = gas {
+            tx = tx.gas_limit(gas);
+        }
         self.provider.call(tx).block(alloy::eips::BlockId::hash_canonical(hash)).await
     }
 }
