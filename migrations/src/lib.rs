@@ -10,6 +10,7 @@
 pub use sea_orm_migration::prelude::*;
 
 mod m20261202_000001_baseline;
+mod m20261203_000001_owner_indexes;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -18,6 +19,9 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m20261202_000001_baseline::Migration)]
+        vec![
+            Box::new(m20261202_000001_baseline::Migration),
+            Box::new(m20261203_000001_owner_indexes::Migration),
+        ]
     }
 }

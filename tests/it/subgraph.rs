@@ -595,6 +595,15 @@ async fn the_graph_query_language(client: &reqwest::Client, url: &str) {
             Box::new(|r| r["labelName"].as_str().is_some_and(|l| l.starts_with("name0"))),
         ),
         (
+            json!({ "labelName_starts_with": "et" }),
+            Box::new(|r| r["labelName"].as_str().is_some_and(|l| l.starts_with("et"))),
+        ),
+        (
+            // Names start with it, labels cannot.
+            json!({ "labelName_starts_with": "name01.e" }),
+            Box::new(|r| r["labelName"].as_str().is_some_and(|l| l.starts_with("name01.e"))),
+        ),
+        (
             json!({ "labelName_not_starts_with": "name0" }),
             Box::new(|r| !r["labelName"].as_str().is_some_and(|l| l.starts_with("name0"))),
         ),

@@ -234,22 +234,18 @@ impl<'a> Compiler<'a> {
                 sql.push(&format!("{alias}.name = ")).bind(text.clone());
             }
             ("Domain", "name", Op::StartsWith) => {
-                let pattern = format!("{}%", crate::domain_filter::escape_like(text));
-                if backend == DbBackend::Postgres {
-                    // The name indexes hold the first 256 characters (see `name_key`).
-                    let key: String = text.chars().take(crate::name_key::KEY_CHARS).collect();
-                    let key_pattern = format!("{}%", crate::domain_filter::escape_like(&key));
-                    sql.push(&format!("substr({alias}.name, 1, 256) LIKE "))
-                        .bind(key_pattern)
-                        .push(" ESCAPE '\\' AND ");
-                } else {
-                    sql.push(&format!("{alias}.name >= "))
-                        .bind(text.clone())
-                        .push(&format!(" AND {alias}.name < "))
-                        .bind(format!("{text}\u{10FFFF}"))
-                        .push(" AND ");
-                }
-                sql.push(&format!("{alias}.name LIKE ")).bind(pattern).push(" ESCAPE '\\'");
+                name_prefix(&mut sql, alias, text);
+            }
+            ("Domain", "labelName", Op::StartsWith) => {
+                // A known, normalized label is the first label of the domain's name, so its
+                // names are among those that start with the same text: the name index finds
+                // them, and the label itself is checked on each.
+                name_prefix(&mut sql, alias, text);
+                let label = field.sql(self.env, alias)?;
+                sql.push(&format!(" AND substr({label}, 1, length("))
+                    .bind(text.clone())
+                    .push(")) = ")
+                    .bind(text.clone());
             }
             ("Domain", "name", Op::Contains) if text.chars().count() >= 3 => {
                 if backend == DbBackend::Postgres {
@@ -458,6 +454,27 @@ fn bind(sql: &mut Sql, enc: Enc, value: &Value, nocase: bool) -> Result<(), Filt
         (_, other) => return Err(FilterError(format!("{other} is not a value of this field"))),
     }
     Ok(())
+}
+
+/// `name` of row `alias` starts with `text`, written so that the name index serves it: on
+/// PostgreSQL through the index's key (the first 256 characters, see `name_key`), on SQLite as
+/// a range of the column. LIKE then checks the whole name.
+fn name_prefix(sql: &mut Sql, alias: &str, text: &str) {
+    let pattern = format!("{}%", crate::domain_filter::escape_like(text));
+    if sql.backend() == DbBackend::Postgres {
+        let key: String = text.chars().take(crate::name_key::KEY_CHARS).collect();
+        let key_pattern = format!("{}%", crate::domain_filter::escape_like(&key));
+        sql.push(&format!("substr({alias}.name, 1, 256) LIKE "))
+            .bind(key_pattern)
+            .push(" ESCAPE '\\' AND ");
+    } else {
+        sql.push(&format!("{alias}.name >= "))
+            .bind(text.to_owned())
+            .push(&format!(" AND {alias}.name < "))
+            .bind(format!("{text}\u{10FFFF}"))
+            .push(" AND ");
+    }
+    sql.push(&format!("{alias}.name LIKE ")).bind(pattern).push(" ESCAPE '\\'");
 }
 
 #[cfg(test)]

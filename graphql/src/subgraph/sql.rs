@@ -23,6 +23,11 @@ impl Sql {
         Self { backend, text: String::new(), values: Vec::new() }
     }
 
+    /// The engine it is written for.
+    pub fn backend(&self) -> DbBackend {
+        self.backend
+    }
+
     /// Appends literal SQL.
     pub fn push(&mut self, text: &str) -> &mut Self {
         self.text.push_str(text);
