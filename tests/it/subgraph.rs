@@ -706,6 +706,35 @@ async fn the_graph_query_language(client: &reqwest::Client, url: &str) {
             Box::new(|r| r["name"] == "eth" || r["name"].as_str().unwrap().starts_with("name01")),
         ),
         (
+            // Every arm has an owner: the rows come from the owner indexes.
+            json!({ "or": [
+                { "owner": owner },
+                { "and": [{ "registrant": owner }, { "name_starts_with": "name0" }] },
+            ] }),
+            Box::new({
+                let o = owner.clone();
+                move |r| {
+                    r["owner"]["id"] == o.as_str()
+                        || (r["registrant"]["id"] == o.as_str()
+                            && r["name"].as_str().unwrap().starts_with("name0"))
+                }
+            }),
+        ),
+        (
+            // The zero address stands for no owner: no index set, every row is read.
+            json!({ "or": [
+                { "registrant": owner },
+                { "owner": "0x0000000000000000000000000000000000000000" },
+            ] }),
+            Box::new({
+                let o = owner.clone();
+                move |r| {
+                    r["registrant"]["id"] == o.as_str()
+                        || r["owner"]["id"] == "0x0000000000000000000000000000000000000000"
+                }
+            }),
+        ),
+        (
             json!({ "and": [{ "name_starts_with": "name0" }, { "name_ends_with": "5.eth" }] }),
             Box::new(|r| {
                 r["name"].as_str().unwrap().starts_with("name0")

@@ -236,16 +236,14 @@ impl<'a> Compiler<'a> {
             ("Domain", "name", Op::StartsWith) => {
                 name_prefix(&mut sql, alias, text);
             }
-            ("Domain", "labelName", Op::StartsWith) => {
-                // A known, normalized label is the first label of the domain's name, so its
-                // names are among those that start with the same text: the name index finds
-                // them, and the label itself is checked on each.
+            ("Domain", "labelName", Op::StartsWith)
+                if !text.contains('.') && !text.starts_with('[') =>
+            {
+                // A name's first label is its label when that is known and normalized, and
+                // `[labelhash]` otherwise (no normalized label holds a dot or starts with a
+                // bracket). So for such a text, the label starts with it exactly when the name
+                // does, and the name index finds them without reading a label.
                 name_prefix(&mut sql, alias, text);
-                let label = field.sql(self.env, alias)?;
-                sql.push(&format!(" AND substr({label}, 1, length("))
-                    .bind(text.clone())
-                    .push(")) = ")
-                    .bind(text.clone());
             }
             ("Domain", "name", Op::Contains) if text.chars().count() >= 3 => {
                 if backend == DbBackend::Postgres {
@@ -322,6 +320,31 @@ impl<'a> Compiler<'a> {
         }
         let joiner = if key == "and" { " AND " } else { " OR " };
         sql.push("(");
+        if key == "or"
+            && let Some(sets) =
+                items.iter().map(|item| self.candidates(entity, item)).collect::<Option<Vec<_>>>()
+        {
+            // Every arm is met only by rows of a set an index gives: the rows come from
+            // those sets, and the arms are still checked on each. An `or` of conditions on
+            // different columns would otherwise read every row on PostgreSQL, and on SQLite
+            // whenever its planner prefers the order's index.
+            sql.push(&format!("{alias}.id IN ("));
+            for (i, set) in sets.into_iter().enumerate() {
+                if i > 0 {
+                    sql.push(" UNION ALL ");
+                }
+                sql.append(set);
+            }
+            sql.push(") AND (");
+            for (i, item) in items.into_iter().enumerate() {
+                if i > 0 {
+                    sql.push(joiner);
+                }
+                sql.append(self.compile(entity, alias, item)?);
+            }
+            sql.push("))");
+            return Ok(sql);
+        }
         for (i, item) in items.into_iter().enumerate() {
             if i > 0 {
                 sql.push(joiner);
@@ -330,6 +353,64 @@ impl<'a> Compiler<'a> {
         }
         sql.push(")");
         Ok(sql)
+    }
+
+    /// The stored ids (`domains.id`) of a set of domains that holds every domain `filter`
+    /// matches, read through an index, if the filter has a condition that gives one: an
+    /// owner, registrant or wrapped owner (not the zero address, which stands for none), or
+    /// a resolved address. An `and` needs one such condition, an `or` one in every arm.
+    fn candidates(&self, entity: &Entity, filter: &Value) -> Option<Sql> {
+        let Value::Object(fields) = filter else { return None };
+        if entity.name != "Domain" {
+            return None;
+        }
+        let env = self.env;
+        fields.iter().find_map(|(key, value)| match (key.as_str(), value) {
+            ("and", Value::List(items)) => {
+                items.iter().find_map(|item| self.candidates(entity, item))
+            }
+            ("or", Value::List(items)) if !items.is_empty() => {
+                let sets = items
+                    .iter()
+                    .map(|item| self.candidates(entity, item))
+                    .collect::<Option<Vec<_>>>()?;
+                let mut sql = Sql::new(env.backend);
+                for (i, set) in sets.into_iter().enumerate() {
+                    if i > 0 {
+                        sql.push(" UNION ALL ");
+                    }
+                    sql.append(set);
+                }
+                Some(sql)
+            }
+            (column @ ("owner" | "registrant" | "wrappedOwner"), Value::String(text)) => {
+                let bytes = hex::decode(text.strip_prefix("0x")?).ok()?;
+                if bytes.len() != 20 || bytes.iter().all(|b| *b == 0) {
+                    return None;
+                }
+                let column = match column {
+                    "owner" => "registry_owner",
+                    "registrant" => "token_owner",
+                    _ => "wrapped_owner",
+                };
+                let mut sql = Sql::new(env.backend);
+                sql.push(&format!("SELECT c.id FROM domains c WHERE c.{column} = ")).bind(bytes);
+                Some(sql)
+            }
+            ("resolvedAddress", Value::String(text)) => {
+                let key = env.concat_bytes(&[
+                    "substr(x.record_id, 1, 4)",
+                    &env.bytes(&env.registry),
+                    "substr(x.record_id, 25)",
+                ]);
+                let mut sql = Sql::new(env.backend);
+                sql.push(&format!("SELECT {key} FROM resolver_addresses x WHERE x.address = "))
+                    .bind(text.clone())
+                    .push(" AND x.coin_type = 60");
+                Some(sql)
+            }
+            _ => None,
+        })
     }
 
     /// `field_: {...}`: the referenced entity, or some entity of the list, matches.
