@@ -32,6 +32,10 @@ pub enum DomainFilter {
     NameStartsWithScan(String),
     /// Names containing this text (at least three characters).
     NameContains(String),
+    /// Names containing this text, found by walking the ordering's index and testing each
+    /// name (see [`crate::connection::DomainConnection::load`]); the same rows as
+    /// `NameContains`.
+    NameContainsScan(String),
     /// Both filters.
     And(Box<DomainFilter>, Box<DomainFilter>),
     /// Nothing at all.
@@ -93,6 +97,7 @@ impl DomainFilter {
                     .like(LikeExpr::new(format!("{}%", escape_like(prefix))).escape('\\')),
             ),
             Self::NameContains(text) => Condition::all().add(contains(text, backend)),
+            Self::NameContainsScan(text) => Condition::all().add(contains_scanned(text, backend)),
             Self::And(a, b) => Condition::all().add(a.condition(backend)).add(b.condition(backend)),
             // `id IS NULL` never holds: the primary key is NOT NULL.
             Self::Nothing => Condition::all().add(domain::Column::Id.is_null()),
@@ -112,6 +117,26 @@ impl DomainFilter {
             Self::NameStartsWith(prefix) => Some(prefix),
             Self::And(a, b) => a.prefix().or_else(|| b.prefix()),
             _ => None,
+        }
+    }
+
+    /// The text of a `contains` search in this filter, if any.
+    pub(crate) fn contained(&self) -> Option<&str> {
+        match self {
+            Self::NameContains(text) => Some(text),
+            Self::And(a, b) => a.contained().or_else(|| b.contained()),
+            _ => None,
+        }
+    }
+
+    /// The same filter with its `contains` search done by [`Self::NameContainsScan`].
+    pub(crate) fn scanning_contains(&self) -> Self {
+        match self {
+            Self::NameContains(text) => Self::NameContainsScan(text.clone()),
+            Self::And(a, b) => {
+                Self::And(Box::new(a.scanning_contains()), Box::new(b.scanning_contains()))
+            }
+            other => other.clone(),
         }
     }
 
@@ -160,6 +185,18 @@ fn contains(text: &str, backend: DbBackend) -> SimpleExpr {
         ),
         _ => domain::Column::Name
             .like(LikeExpr::new(format!("%{}%", escape_like(text))).escape('\\')),
+    }
+}
+
+/// `contains` tested on each name the plan reads: on SQLite without the trigram index, so
+/// that a walk of a name index tests the names it holds; PostgreSQL's planner chooses between
+/// its trigram and name indexes itself.
+fn contains_scanned(text: &str, backend: DbBackend) -> SimpleExpr {
+    match backend {
+        DbBackend::Sqlite => {
+            Expr::cust_with_values("instr(domains.name, ?) > 0", [text.to_owned()])
+        }
+        _ => contains(text, backend),
     }
 }
 

@@ -139,11 +139,12 @@ async fn every_order_and_direction(backend: Backend, chain_id: u64) {
                 .unwrap(),
         },
     ];
-    // A prefix search plans by how common the prefix is; a zero threshold forces the other
-    // plan (walk the order's index, test each name) so both are compared with the sort here.
+    // Prefix and `contains` searches plan by how common the text is; zero thresholds force
+    // the other plan (walk the order's index, test each name) so both are compared with the
+    // sort here.
     let forced_scan = graphql::build_schema_with(
         service.db.clone(),
-        graphql::connection::Tuning { common_prefix_rows: 0 },
+        graphql::connection::Tuning { common_prefix_rows: 0, common_text_rows: 0 },
     );
     for listing in &listings {
         assert!(listing.rows.len() > 4, "{} has only {} rows", listing.label, listing.rows.len());
