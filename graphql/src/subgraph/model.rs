@@ -450,12 +450,12 @@ fn registration_entity() -> Entity {
         interface: false,
         from: |_, a| format!("domains {a}"),
         scope: |env, a| {
-            // On SQLite the parent is compared without its index (`+`): with a list of label
-            // hashes, the planner otherwise walks every name below `eth` instead of looking
-            // each label hash up.
-            let unindexed = if env.backend == sea_orm::DbBackend::Sqlite { "+" } else { "" };
+            // The parent is compared without its index (unary `+`, on both engines): with a
+            // list of label hashes, SQLite's planner otherwise walks every name below `eth`
+            // instead of looking each label hash up, and PostgreSQL's, which cannot see how
+            // many names the parent has when planning, reads all of them into a bitmap.
             format!(
-                "{} AND {unindexed}{a}.parent_seq = (SELECT e.seq FROM domains e WHERE e.id = {}) AND {} = 'BaseRegistrar'",
+                "{} AND +{a}.parent_seq = (SELECT e.seq FROM domains e WHERE e.id = {}) AND {} = 'BaseRegistrar'",
                 domain_scope(env, a),
                 env.bytes(&env.domain_key(&env.registrar_node)),
                 latest_registration(env, a, "r.kind"),
