@@ -212,10 +212,8 @@ impl Service {
 }
 
 /// The subgraph API over the registry of the namegraph's root chain, if one is configured.
-fn subgraph_schema(
-    db: &sea_orm::DatabaseConnection,
-    config: &Config,
-) -> Option<graphql::subgraph::SubgraphSchema> {
+/// What the subgraph API shows: the registry of the namegraph's root chain, if any.
+pub fn subgraph_scope(config: &Config) -> Option<graphql::subgraph::SubgraphScope> {
     let chain = config.chains.iter().find(|c| c.namegraph == crate::config::NamegraphRole::Root)?;
     let registry =
         chain.contracts.iter().find(|c| c.role == crate::ens::role::ContractRole::Registry)?;
@@ -224,12 +222,20 @@ fn subgraph_schema(
         .iter()
         .find(|c| c.role == crate::ens::role::ContractRole::RegistryOld)
         .map(|c| c.address.0.0);
-    let scope = graphql::subgraph::SubgraphScope {
+    Some(graphql::subgraph::SubgraphScope {
         chain_id: chain.id.get(),
         registry: registry.address.0.0,
         old_registry,
         registrar_name: chain.managed_name.clone(),
-    };
+        common_set_rows: graphql::subgraph::schema::COMMON_SET_ROWS,
+    })
+}
+
+fn subgraph_schema(
+    db: &sea_orm::DatabaseConnection,
+    config: &Config,
+) -> Option<graphql::subgraph::SubgraphSchema> {
+    let scope = subgraph_scope(config)?;
     match graphql::subgraph::build_subgraph_schema(db.clone(), scope) {
         Ok(schema) => Some(schema),
         Err(err) => {

@@ -34,6 +34,14 @@ pub struct Compiler<'a> {
     env: &'a Env,
     aliases: usize,
     conditions: usize,
+    /// The index sets an `or` read its rows from, so that the caller can count them.
+    pub sets: Vec<Sql>,
+    /// Whether an `or` whose arms have index sets is tested row by row instead (each arm
+    /// without its index), for a walk of the order's index: the caller found a set too
+    /// large to read and sort.
+    pub walk: bool,
+    /// Inside such an `or`, compiling its arms.
+    unindexed: bool,
 }
 
 /// An operator suffix.
@@ -55,7 +63,14 @@ enum Op {
 impl<'a> Compiler<'a> {
     /// A compiler whose aliases start after `first_alias`.
     pub fn new(env: &'a Env, first_alias: usize) -> Self {
-        Self { env, aliases: first_alias, conditions: 0 }
+        Self {
+            env,
+            aliases: first_alias,
+            conditions: 0,
+            sets: Vec::new(),
+            walk: false,
+            unindexed: false,
+        }
     }
 
     /// A fresh alias for a subquery.
@@ -268,8 +283,11 @@ impl<'a> Compiler<'a> {
                     &env.bytes(&env.registry),
                     "substr(x.record_id, 25)",
                 ]);
+                // In a walked `or`, SQLite must not start from the set (see the owners below).
+                let unindexed =
+                    if self.unindexed && backend == DbBackend::Sqlite { "+" } else { "" };
                 sql.push(&format!(
-                    "({alias}.id IN (SELECT {key} FROM resolver_addresses x WHERE x.address = "
+                    "({unindexed}{alias}.id IN (SELECT {key} FROM resolver_addresses x WHERE x.address = "
                 ))
                 .bind(text.clone())
                 .push(" AND x.coin_type = 60) AND ")
@@ -288,13 +306,18 @@ impl<'a> Compiler<'a> {
                 if bytes.len() != 20 {
                     return None;
                 }
+                // Arms of an `or` that is walked are kept off their index (SQLite would
+                // otherwise read the arms' indexes and sort, the plan the walk replaces).
+                let target = match (self.unindexed, backend) {
+                    (false, _) => format!("{alias}.{column}"),
+                    (true, DbBackend::Postgres) => format!("({alias}.{column} || ''::bytea)"),
+                    (true, _) => format!("+{alias}.{column}"),
+                };
                 if bytes.iter().all(|b| *b == 0) && field.name == "owner" {
                     // The registry owner is stored as null for the zero address.
-                    sql.push(&format!("({alias}.{column} IS NULL OR {alias}.{column} = "))
-                        .bind(bytes)
-                        .push(")");
+                    sql.push(&format!("({target} IS NULL OR {target} = ")).bind(bytes).push(")");
                 } else {
-                    sql.push(&format!("{alias}.{column} = ")).bind(bytes);
+                    sql.push(&format!("{target} = ")).bind(bytes);
                 }
             }
             _ => return None,
@@ -320,10 +343,26 @@ impl<'a> Compiler<'a> {
         }
         let joiner = if key == "and" { " AND " } else { " OR " };
         sql.push("(");
-        if key == "or"
-            && let Some(sets) =
+        let sets = (key == "or")
+            .then(|| {
                 items.iter().map(|item| self.candidates(entity, item)).collect::<Option<Vec<_>>>()
-        {
+            })
+            .flatten();
+        if let (Some(sets), true) = (&sets, self.walk) {
+            self.sets.extend(sets.iter().cloned());
+            let outer = std::mem::replace(&mut self.unindexed, true);
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    sql.push(joiner);
+                }
+                sql.append(self.compile(entity, alias, item)?);
+            }
+            self.unindexed = outer;
+            sql.push(")");
+            return Ok(sql);
+        }
+        if let Some(sets) = sets {
+            self.sets.extend(sets.iter().cloned());
             // Every arm is met only by rows of a set an index gives: the rows come from
             // those sets, and the arms are still checked on each. An `or` of conditions on
             // different columns would otherwise read every row on PostgreSQL, and on SQLite

@@ -53,6 +53,9 @@ pub struct SubgraphScope {
     pub old_registry: Option<[u8; 20]>,
     /// The name whose subnames the base registrar registers (`eth`).
     pub registrar_name: String,
+    /// Rows of an `or`'s index sets above which a listing walks its order's index instead
+    /// ([`schema::COMMON_SET_ROWS`]; tests set 0 to walk always).
+    pub common_set_rows: u64,
 }
 
 /// Builds the schema over `db`, showing the names of `scope`.
@@ -66,6 +69,7 @@ pub fn build_subgraph_schema(
         registry: scope.registry,
         old_registry: scope.old_registry,
         registrar_node: crate::name::interpreted_namehash(&scope.registrar_name).0,
+        common_set_rows: scope.common_set_rows,
     };
     let loader = DataLoader::new(RefLoader { db: db.clone(), env: env.clone() }, tokio::spawn)
         .delay(Duration::ZERO);

@@ -93,6 +93,8 @@ pub struct Env {
     pub old_registry: Option<[u8; 20]>,
     /// Node of the name whose subnames the base registrar registers (`eth`).
     pub registrar_node: [u8; 32],
+    /// See [`super::SubgraphScope::common_set_rows`].
+    pub common_set_rows: u64,
 }
 
 impl Env {

@@ -208,6 +208,7 @@ pub async fn run(
         registry,
         old_registry: None,
         registrar_name: "eth".into(),
+        common_set_rows: graphql::subgraph::schema::COMMON_SET_ROWS,
     };
     let subgraph = graphql::subgraph::build_subgraph_schema(db.clone(), scope)
         .map_err(|e| BenchError::Query { name: "subgraph schema".into(), errors: e.to_string() })?;
