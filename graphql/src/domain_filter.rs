@@ -131,23 +131,27 @@ impl DomainFilter {
 
     /// The same filter with its `contains` search done by [`Self::NameContainsScan`].
     pub(crate) fn scanning_contains(&self) -> Self {
-        match self {
-            Self::NameContains(text) => Self::NameContainsScan(text.clone()),
-            Self::And(a, b) => {
-                Self::And(Box::new(a.scanning_contains()), Box::new(b.scanning_contains()))
-            }
-            other => other.clone(),
-        }
+        self.replacing(&|leaf| match leaf {
+            Self::NameContains(text) => Some(Self::NameContainsScan(text.clone())),
+            _ => None,
+        })
     }
 
     /// The same filter with its prefix search done by [`Self::NameStartsWithScan`].
     pub(crate) fn scanning_prefix(&self) -> Self {
+        self.replacing(&|leaf| match leaf {
+            Self::NameStartsWith(prefix) => Some(Self::NameStartsWithScan(prefix.clone())),
+            _ => None,
+        })
+    }
+
+    /// The same filter with each part below its `And`s that `replace` answers for replaced.
+    fn replacing(&self, replace: &impl Fn(&Self) -> Option<Self>) -> Self {
         match self {
-            Self::NameStartsWith(prefix) => Self::NameStartsWithScan(prefix.clone()),
             Self::And(a, b) => {
-                Self::And(Box::new(a.scanning_prefix()), Box::new(b.scanning_prefix()))
+                Self::And(Box::new(a.replacing(replace)), Box::new(b.replacing(replace)))
             }
-            other => other.clone(),
+            leaf => replace(leaf).unwrap_or_else(|| leaf.clone()),
         }
     }
 

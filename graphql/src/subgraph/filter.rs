@@ -277,35 +277,20 @@ impl<'a> Compiler<'a> {
             ("Domain", "resolvedAddress", Op::Eq | Op::Not) => {
                 // The names whose records hold the address, found through the address index
                 // once for the query; each candidate's own resolver must be the one.
-                let env = self.env;
-                let key = env.concat_bytes(&[
-                    "substr(x.record_id, 1, 4)",
-                    &env.bytes(&env.registry),
-                    "substr(x.record_id, 25)",
-                ]);
                 // In a walked `or`, SQLite must not start from the set (see the owners below).
                 let unindexed =
                     if self.unindexed && backend == DbBackend::Sqlite { "+" } else { "" };
-                sql.push(&format!(
-                    "({unindexed}{alias}.id IN (SELECT {key} FROM resolver_addresses x WHERE x.address = "
-                ))
-                .bind(text.clone())
-                .push(" AND x.coin_type = 60) AND ")
-                .push(&field.sql(env, alias)?)
-                .push(" = ")
-                .bind(text.clone())
-                .push(")");
+                sql.push(&format!("({unindexed}{alias}.id IN ("))
+                    .append(resolved_address_set(self.env, text))
+                    .push(") AND ")
+                    .push(&field.sql(self.env, alias)?)
+                    .push(" = ")
+                    .bind(text.clone())
+                    .push(")");
             }
             ("Domain", "owner" | "registrant" | "wrappedOwner", Op::Eq | Op::Not) => {
-                let column = match field.name {
-                    "owner" => "registry_owner",
-                    "registrant" => "token_owner",
-                    _ => "wrapped_owner",
-                };
-                let bytes = hex::decode(text.strip_prefix("0x")?).ok()?;
-                if bytes.len() != 20 {
-                    return None;
-                }
+                let column = owner_column(field.name);
+                let bytes = address_bytes(text)?;
                 // Arms of an `or` that is walked are kept off their index (SQLite would
                 // otherwise read the arms' indexes and sort, the plan the walk replaces).
                 let target = match (self.unindexed, backend) {
@@ -342,55 +327,34 @@ impl<'a> Compiler<'a> {
             return Ok(sql);
         }
         let joiner = if key == "and" { " AND " } else { " OR " };
-        sql.push("(");
+        // Every arm of an `or` may be met only by rows of a set an index gives. Then the rows
+        // come from those sets and the arms are still checked on each: an `or` of conditions
+        // on different columns would otherwise read every row on PostgreSQL, and on SQLite
+        // whenever its planner prefers the order's index. When walking, the sets are only
+        // recorded (for the caller to count) and the arms are kept off their indexes.
         let sets = (key == "or")
             .then(|| {
                 items.iter().map(|item| self.candidates(entity, item)).collect::<Option<Vec<_>>>()
             })
             .flatten();
-        if let (Some(sets), true) = (&sets, self.walk) {
+        let from_sets = sets.map(|sets| {
             self.sets.extend(sets.iter().cloned());
-            let outer = std::mem::replace(&mut self.unindexed, true);
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    sql.push(joiner);
-                }
-                sql.append(self.compile(entity, alias, item)?);
-            }
-            self.unindexed = outer;
-            sql.push(")");
-            return Ok(sql);
-        }
-        if let Some(sets) = sets {
-            self.sets.extend(sets.iter().cloned());
-            // Every arm is met only by rows of a set an index gives: the rows come from
-            // those sets, and the arms are still checked on each. An `or` of conditions on
-            // different columns would otherwise read every row on PostgreSQL, and on SQLite
-            // whenever its planner prefers the order's index.
-            sql.push(&format!("{alias}.id IN ("));
-            for (i, set) in sets.into_iter().enumerate() {
-                if i > 0 {
-                    sql.push(" UNION ALL ");
-                }
-                sql.append(set);
-            }
-            sql.push(") AND (");
-            for (i, item) in items.into_iter().enumerate() {
-                if i > 0 {
-                    sql.push(joiner);
-                }
-                sql.append(self.compile(entity, alias, item)?);
-            }
-            sql.push("))");
-            return Ok(sql);
-        }
+            union_all(self.env.backend, sets)
+        });
+        let outer = self.unindexed;
+        self.unindexed = outer || (self.walk && from_sets.is_some());
+        let mut arms = Sql::new(self.env.backend);
+        arms.push("(");
         for (i, item) in items.into_iter().enumerate() {
             if i > 0 {
-                sql.push(joiner);
+                arms.push(joiner);
             }
-            sql.append(self.compile(entity, alias, item)?);
+            arms.append(self.compile(entity, alias, item)?);
         }
-        sql.push(")");
+        arms.push(")");
+        self.unindexed = outer;
+        let Some(union) = from_sets.filter(|_| !self.walk) else { return Ok(arms) };
+        sql.push(&format!("({alias}.id IN (")).append(union).push(") AND ").append(arms).push(")");
         Ok(sql)
     }
 
@@ -413,41 +377,16 @@ impl<'a> Compiler<'a> {
                     .iter()
                     .map(|item| self.candidates(entity, item))
                     .collect::<Option<Vec<_>>>()?;
-                let mut sql = Sql::new(env.backend);
-                for (i, set) in sets.into_iter().enumerate() {
-                    if i > 0 {
-                        sql.push(" UNION ALL ");
-                    }
-                    sql.append(set);
-                }
-                Some(sql)
+                Some(union_all(env.backend, sets))
             }
-            (column @ ("owner" | "registrant" | "wrappedOwner"), Value::String(text)) => {
-                let bytes = hex::decode(text.strip_prefix("0x")?).ok()?;
-                if bytes.len() != 20 || bytes.iter().all(|b| *b == 0) {
-                    return None;
-                }
-                let column = match column {
-                    "owner" => "registry_owner",
-                    "registrant" => "token_owner",
-                    _ => "wrapped_owner",
-                };
+            (field @ ("owner" | "registrant" | "wrappedOwner"), Value::String(text)) => {
+                let bytes = address_bytes(text).filter(|b| b.iter().any(|b| *b != 0))?;
+                let column = owner_column(field);
                 let mut sql = Sql::new(env.backend);
                 sql.push(&format!("SELECT c.id FROM domains c WHERE c.{column} = ")).bind(bytes);
                 Some(sql)
             }
-            ("resolvedAddress", Value::String(text)) => {
-                let key = env.concat_bytes(&[
-                    "substr(x.record_id, 1, 4)",
-                    &env.bytes(&env.registry),
-                    "substr(x.record_id, 25)",
-                ]);
-                let mut sql = Sql::new(env.backend);
-                sql.push(&format!("SELECT {key} FROM resolver_addresses x WHERE x.address = "))
-                    .bind(text.clone())
-                    .push(" AND x.coin_type = 60");
-                Some(sql)
-            }
+            ("resolvedAddress", Value::String(text)) => Some(resolved_address_set(env, text)),
             _ => None,
         })
     }
@@ -574,6 +513,47 @@ fn bind(sql: &mut Sql, enc: Enc, value: &Value, nocase: bool) -> Result<(), Filt
         (_, other) => return Err(FilterError(format!("{other} is not a value of this field"))),
     }
     Ok(())
+}
+
+/// The domain column a subgraph owner field is stored in.
+fn owner_column(field: &str) -> &'static str {
+    match field {
+        "owner" => "registry_owner",
+        "registrant" => "token_owner",
+        _ => "wrapped_owner",
+    }
+}
+
+/// The 20 bytes of a `0x` address, if `text` is one.
+fn address_bytes(text: &str) -> Option<Vec<u8>> {
+    hex::decode(text.strip_prefix("0x")?).ok().filter(|b| b.len() == 20)
+}
+
+/// The stored ids of the domains whose ETH address record is `address`, through the address
+/// index (the record key with the registry in place of the resolver is the domain's key).
+fn resolved_address_set(env: &Env, address: &str) -> Sql {
+    let key = env.concat_bytes(&[
+        "substr(x.record_id, 1, 4)",
+        &env.bytes(&env.registry),
+        "substr(x.record_id, 25)",
+    ]);
+    let mut sql = Sql::new(env.backend);
+    sql.push(&format!("SELECT {key} FROM resolver_addresses x WHERE x.address = "))
+        .bind(address.to_owned())
+        .push(" AND x.coin_type = 60");
+    sql
+}
+
+/// `sets` joined by `UNION ALL`.
+fn union_all(backend: DbBackend, sets: Vec<Sql>) -> Sql {
+    let mut sql = Sql::new(backend);
+    for (i, set) in sets.into_iter().enumerate() {
+        if i > 0 {
+            sql.push(" UNION ALL ");
+        }
+        sql.append(set);
+    }
+    sql
 }
 
 /// `name` of row `alias` starts with `text`, written so that the name index serves it: on
