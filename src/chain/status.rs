@@ -2,7 +2,10 @@
 //! ([`GetStatus`]), the pace sampled every [`STATUS_INTERVAL`], and the status row written to
 //! the database for every process to read.
 
-use std::time::{Duration, Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use actix::prelude::*;
 use entities::chain_status;
@@ -149,8 +152,12 @@ impl ChainSupervisor {
             .set(self.progress.head().saturating_sub(b) as f64);
     }
 
-    /// Writes the status row now (the returned future does the write).
-    pub(super) fn status_write(&self) -> impl Future<Output = ()> + use<> {
+    /// The status row's write, of a snapshot taken at this call (the returned future does the
+    /// write). Snapshots are numbered and written one at a time, and one older than the last
+    /// written is dropped: writes run concurrently, and a snapshot taken just before a
+    /// shutdown ("starting", its pipeline already drained) must not land after the
+    /// shutdown's "stopped".
+    pub(super) fn status_write(&mut self) -> impl Future<Output = ()> + use<> {
         let s = self.status();
         let row = chain_status::Model {
             chain_id: s.chain_id.column(),
@@ -169,16 +176,35 @@ impl ChainSupervisor {
         };
         let db = self.db.clone();
         let chain = self.chain.id;
+        self.status_order.taken += 1;
+        let snapshot = self.status_order.taken;
+        let written = self.status_order.written.clone();
         async move {
+            let mut last = written.lock().await;
+            if *last > snapshot {
+                return;
+            }
             if let Err(err) = crate::store::status_row::write_status(&db, row).await {
                 tracing::debug!(target: "indexer::supervisor", chain = chain.get(), error = %err, "Status not written");
             }
+            *last = snapshot;
         }
     }
 
-    pub(super) fn write_status(&self, ctx: &mut Context<Self>) {
-        ctx.spawn(self.status_write().into_actor(self));
+    /// Writes the status in the background. The write runs as a task of its own, not in the
+    /// actor's context: a command's answer waits in the context for its own status write,
+    /// which must not wait behind a write the context no longer polls.
+    pub(super) fn write_status(&mut self) {
+        actix::spawn(self.status_write());
     }
+}
+
+/// The order of a supervisor's status snapshots: how many were taken, and the number of the
+/// last one written (held while writing, so writes never overlap).
+#[derive(Debug, Default)]
+pub struct StatusOrder {
+    taken: u64,
+    written: Arc<tokio::sync::Mutex<u64>>,
 }
 
 impl actix::Handler<GetStatus> for ChainSupervisor {

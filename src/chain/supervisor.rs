@@ -33,7 +33,7 @@ use super::{
     mailbox::MailboxGauge,
     progress::ChainProgress,
     source::SharedSource,
-    status::{Phase, STATUS_INTERVAL},
+    status::{Phase, STATUS_INTERVAL, StatusOrder},
 };
 use crate::{
     config::{Bridge, ChainConfig, IndexerConfig},
@@ -104,6 +104,8 @@ pub struct ChainSupervisor {
     pub(super) source: Option<SharedSource>,
     /// A head poll of a paused chain is under way.
     pub(super) head_poll: bool,
+    /// Orders the status row's writes ([`super::status`]).
+    pub(super) status_order: StatusOrder,
 }
 
 impl ChainSupervisor {
@@ -129,6 +131,7 @@ impl ChainSupervisor {
             last_failure: None,
             source: None,
             head_poll: false,
+            status_order: StatusOrder::default(),
         }
     }
 
@@ -327,11 +330,11 @@ impl Actor for ChainSupervisor {
             } else {
                 act.start_pipeline(ctx);
             }
-            act.write_status(ctx);
+            act.write_status();
         }));
         ctx.run_interval(STATUS_INTERVAL, |act, ctx| {
             act.sample();
-            act.write_status(ctx);
+            act.write_status();
             act.poll_paused_head(ctx);
         });
     }
