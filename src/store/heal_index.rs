@@ -74,7 +74,7 @@ impl EntityStore {
         self.tables.labels.batch.remove(label_hash);
         self.tables.labels.cache.invalidate(label_hash);
         let stale = |row: Option<&label::Model>| row.is_some_and(|l| l.label.is_none());
-        stale(self.tables.labels.dirty.get(label_hash))
+        stale(self.tables.labels.dirty.get(label_hash).map(|row| &**row))
             || stale(self.tables.labels.inflight.get(label_hash))
     }
 

@@ -30,9 +30,9 @@ impl<K: Ord, M> InFlight<K, M> {
     }
 
     /// Moves `dirty` in flight and returns the rows for the writer, sorted by key.
-    pub fn begin(&mut self, dirty: HashMap<K, M>) -> SharedRows<M> {
+    pub fn begin(&mut self, dirty: HashMap<K, Box<M>>) -> SharedRows<M> {
         debug_assert!(self.rows.is_empty(), "one flush in flight at a time");
-        let mut rows: Vec<M> = dirty.into_values().collect();
+        let mut rows: Vec<M> = dirty.into_values().map(|row| *row).collect();
         let key_of = self.key_of;
         rows.sort_unstable_by(|a, b| key_of(a).cmp(key_of(b)));
         self.rows = Arc::new(rows);
@@ -85,7 +85,7 @@ mod tests {
         assert!(in_flight.get("b").is_none());
         let mut dirty = HashMap::new();
         for (key, value) in [("c", 3), ("a", 1), ("b", 2), ("e", 5)] {
-            dirty.insert(key.to_owned(), Row { key: key.to_owned(), value });
+            dirty.insert(key.to_owned(), Box::new(Row { key: key.to_owned(), value }));
         }
         let rows = in_flight.begin(dirty);
         let keys: Vec<&str> = rows.iter().map(|r| r.key.as_str()).collect();
