@@ -60,7 +60,7 @@ pub fn mainnet_roles() -> Result<HashMap<Address, ContractRole>, BenchError> {
 /// Where the pipeline reads the corpus from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Source {
-    /// The corpus file, handed to the decoder actor directly.
+    /// The corpus file, read in process by the real fetcher (no JSON-RPC in between).
     Local,
     /// A local JSON-RPC endpoint serving the corpus, read by the real fetcher.
     Rpc,
