@@ -176,18 +176,13 @@ impl ChainSupervisor {
         };
         let db = self.db.clone();
         let chain = self.chain.id;
-        self.status_order.taken += 1;
-        let snapshot = self.status_order.taken;
-        let written = self.status_order.written.clone();
-        async move {
-            let mut last = written.lock().await;
-            if *last > snapshot {
-                return;
-            }
+        let write = self.status_order.in_order(async move {
             if let Err(err) = crate::store::status_row::write_status(&db, row).await {
                 tracing::debug!(target: "indexer::supervisor", chain = chain.get(), error = %err, "Status not written");
             }
-            *last = snapshot;
+        });
+        async move {
+            write.await;
         }
     }
 
@@ -207,10 +202,63 @@ pub struct StatusOrder {
     written: Arc<tokio::sync::Mutex<u64>>,
 }
 
+impl StatusOrder {
+    /// Numbers the snapshot `write` holds (snapshots are numbered as they are taken) and
+    /// returns the write to run: it waits for the write before it, and does nothing if a
+    /// later snapshot was written meanwhile. Resolves to whether it wrote.
+    pub fn in_order<F: Future<Output = ()>>(
+        &mut self,
+        write: F,
+    ) -> impl Future<Output = bool> + use<F> {
+        self.taken += 1;
+        let snapshot = self.taken;
+        let written = self.written.clone();
+        async move {
+            let mut last = written.lock().await;
+            if *last > snapshot {
+                return false;
+            }
+            write.await;
+            *last = snapshot;
+            true
+        }
+    }
+}
+
 impl actix::Handler<GetStatus> for ChainSupervisor {
     type Result = MessageResult<GetStatus>;
 
     fn handle(&mut self, _: GetStatus, _: &mut Self::Context) -> Self::Result {
         MessageResult(self.status())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A snapshot that reaches the lock after a later one was written is dropped; snapshots
+    /// that come in order are all written, in order.
+    #[tokio::test]
+    async fn a_stale_snapshot_never_lands_after_a_newer_one() {
+        let rows = Arc::new(Mutex::new(Vec::new()));
+        let mut order = StatusOrder::default();
+        let write = |phase: &'static str| {
+            let rows = rows.clone();
+            async move { rows.lock().unwrap().push(phase) }
+        };
+        let starting = order.in_order(write("starting"));
+        let stopped = order.in_order(write("stopped"));
+        assert!(stopped.await);
+        assert!(!starting.await, "the older snapshot is dropped");
+        assert_eq!(*rows.lock().unwrap(), ["stopped"]);
+        // In order, every snapshot is written.
+        let later = [order.in_order(write("paused")), order.in_order(write("starting"))];
+        for write in later {
+            assert!(write.await);
+        }
+        assert_eq!(*rows.lock().unwrap(), ["stopped", "paused", "starting"]);
     }
 }
