@@ -211,7 +211,6 @@ impl Service {
     }
 }
 
-/// The subgraph API over the registry of the namegraph's root chain, if one is configured.
 /// What the subgraph API shows: the registry of the namegraph's root chain, if any.
 pub fn subgraph_scope(config: &Config) -> Option<graphql::subgraph::SubgraphScope> {
     let chain = config.chains.iter().find(|c| c.namegraph == crate::config::NamegraphRole::Root)?;
@@ -231,6 +230,7 @@ pub fn subgraph_scope(config: &Config) -> Option<graphql::subgraph::SubgraphScop
     })
 }
 
+/// The subgraph API over the registry of the namegraph's root chain, if one is configured.
 fn subgraph_schema(
     db: &sea_orm::DatabaseConnection,
     config: &Config,

@@ -114,7 +114,7 @@ impl actix::Handler<Control> for ChainSupervisor {
                 act.phase = next;
             }
             let status = act.status();
-            act.status_write().into_actor(act).map(move |(), _, _| status)
+            act.status_write().into_actor(act).map(move |_, _, _| status)
         })))
     }
 }

@@ -153,11 +153,11 @@ impl ChainSupervisor {
     }
 
     /// The status row's write, of a snapshot taken at this call (the returned future does the
-    /// write). Snapshots are numbered and written one at a time, and one older than the last
+    /// write, and resolves to whether it wrote). Snapshots are numbered and written one at a time, and one older than the last
     /// written is dropped: writes run concurrently, and a snapshot taken just before a
     /// shutdown ("starting", its pipeline already drained) must not land after the
     /// shutdown's "stopped".
-    pub(super) fn status_write(&mut self) -> impl Future<Output = ()> + use<> {
+    pub(super) fn status_write(&mut self) -> impl Future<Output = bool> + use<> {
         let s = self.status();
         let row = chain_status::Model {
             chain_id: s.chain_id.column(),
@@ -176,14 +176,11 @@ impl ChainSupervisor {
         };
         let db = self.db.clone();
         let chain = self.chain.id;
-        let write = self.status_order.in_order(async move {
+        self.status_order.in_order(async move {
             if let Err(err) = crate::store::status_row::write_status(&db, row).await {
                 tracing::debug!(target: "indexer::supervisor", chain = chain.get(), error = %err, "Status not written");
             }
-        });
-        async move {
-            write.await;
-        }
+        })
     }
 
     /// Writes the status in the background. The write runs as a task of its own, not in the
