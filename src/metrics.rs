@@ -18,6 +18,8 @@
 //! | `ensemble_chain_head_block` / `_finalized_block` / `_indexed_block` / `_lag_blocks` | gauge | chain |
 //! | `ensemble_rpc_requests_total` / `_retries_total` / `_errors_total` | counter | chain, event (= method) |
 //! | `ensemble_cache_hits_total` / `ensemble_cache_misses_total` | counter | entity |
+//! | `ensemble_fetch_cache_windows_total` | counter | chain, outcome (`hit`, `stored`, `full`) |
+//! | `ensemble_fetch_cache_bytes` | gauge | chain |
 //!
 //! The `metrics` facade has one process-wide recorder by design; it is installed once and
 //! the handle is passed to the HTTP layer explicitly.
@@ -213,6 +215,16 @@ fn describe() {
         "ensemble_rpc_errors_total",
         Unit::Count,
         "RPC calls that failed after retries."
+    );
+    describe_counter!(
+        "ensemble_fetch_cache_windows_total",
+        Unit::Count,
+        "Final windows read from the fetch cache (hit), stored in it (stored), or left out because it is full (full)."
+    );
+    describe_gauge!(
+        "ensemble_fetch_cache_bytes",
+        Unit::Bytes,
+        "Bytes of windows a chain's fetch cache holds."
     );
     describe_counter!("ensemble_cache_hits_total", Unit::Count, "Entity cache hits.");
     describe_counter!("ensemble_cache_misses_total", Unit::Count, "Entity cache misses.");

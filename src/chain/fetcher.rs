@@ -5,6 +5,9 @@
 //! Two filters per window: every configured contract by address, and the resolver topics from
 //! any address. A window the provider refuses is halved until it passes (down to one block);
 //! after a run of successes the window grows back towards `max_block_range`.
+//!
+//! With a fetch cache ([`super::fetch_cache`]), a final window stored there is read from it
+//! instead of the node, and a final window read from the node is stored there.
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -22,6 +25,7 @@ use sea_orm::DatabaseConnection;
 use super::{
     PipelineError,
     decoder::{Decoder, FetchedRange},
+    fetch_cache::{FetchCache, Window},
     mailbox::MailboxGauge,
     progress::ChainProgress,
     source::SharedSource,
@@ -66,6 +70,9 @@ pub struct FetchJob {
     pub mailbox_capacity: usize,
     /// Where the head and catching up are reported.
     pub progress: Arc<ChainProgress>,
+    /// The chain's fetch cache, if it has one: final windows are read from it when stored
+    /// there, and stored there when read from the node.
+    pub fetch_cache: Option<super::supervisor::FetchCacheHandle>,
 }
 
 impl Fetcher {
@@ -157,6 +164,40 @@ impl FetchJob {
         Ok(merged.into_values().collect())
     }
 
+    /// The window `[from, to]` with `logs`: the headers of its blocks with logs (with their
+    /// transactions: every event records its sender) and of its two ends, fetched in JSON-RPC
+    /// batches, several batches at a time.
+    async fn window_parts(
+        &self,
+        from: u64,
+        to: u64,
+        logs: Vec<alloy::rpc::types::Log>,
+    ) -> Result<Window, RpcError> {
+        let mut numbers: Vec<(u64, bool)> =
+            logs.iter().filter_map(|l| l.block_number).map(|n| (n, true)).collect();
+        numbers.push((from, false));
+        numbers.push((to, false));
+        numbers.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        numbers.dedup_by_key(|(n, _)| *n);
+        let source = &self.source;
+        let fetched: Vec<Vec<(BlockInfo, Vec<TxParties>)>> =
+            futures::stream::iter(numbers.chunks(crate::rpc::client::BLOCKS_PER_BATCH))
+                .map(|chunk| source.blocks(chunk))
+                .buffer_unordered(self.chain.max_concurrent_requests)
+                .try_collect()
+                .await?;
+        let wanted: HashSet<B256> = logs.iter().filter_map(|l| l.transaction_hash).collect();
+        let mut blocks = HashMap::with_capacity(numbers.len());
+        let mut transactions = HashMap::with_capacity(wanted.len());
+        for (block, parties) in fetched.into_iter().flatten() {
+            blocks.insert(block.number, block);
+            transactions.extend(
+                parties.into_iter().filter(|p| wanted.contains(&p.hash)).map(|p| (p.hash, p)),
+            );
+        }
+        Ok(Window { logs, blocks, transactions })
+    }
+
     /// Runs until `end_block` (returning it) or forever when following the head.
     async fn run(self) -> Result<u64, PipelineError> {
         let chain_id = self.chain.id;
@@ -174,6 +215,20 @@ impl FetchJob {
         let mut streak = 0;
         let mut inflight = futures::stream::FuturesOrdered::new();
         let mut finalized_checked: Option<std::time::Instant> = None;
+        let mut cache = match &self.fetch_cache {
+            Some((config, pool)) => {
+                match FetchCache::open(pool.clone(), config, &self.chain, self.source.as_ref())
+                    .await
+                {
+                    Ok(cache) => Some(cache),
+                    Err(err) => {
+                        tracing::warn!(target: "indexer::fetcher", chain = chain_id.get(), error = %err, "Fetch cache not used by this run");
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
         loop {
             let head = self.source.block_number().await?;
             metrics::gauge!("ensemble_chain_head_block", "chain" => label.clone()).set(head as f64);
@@ -217,52 +272,52 @@ impl FetchJob {
             // name the first block that changed and a rollback undoes no more than that. A
             // window never straddles the boundary: the final part goes first, unjournaled.
             let final_head = head.saturating_sub(self.chain.finality_depth);
-            let to = if next > final_head {
-                next
-            } else {
-                target.min(next.saturating_add(window - 1)).min(final_head)
+            let stored = match &cache {
+                Some(cache) if next <= final_head => cache.stored_at(next, target.min(final_head)),
+                _ => None,
             };
-            let logs = match self.window_logs(next, to).await {
-                Ok(logs) => logs,
-                Err(RpcError::RangeTooLarge(reason)) if window > 1 => {
-                    window = (window / 2).max(1);
-                    streak = 0;
-                    tracing::debug!(target: "indexer::fetcher", chain = chain_id.get(), window, %reason, "Narrowed log window");
-                    continue;
+            let read = match (&cache, stored) {
+                (Some(cache), Some(to)) => match cache.read(next).await {
+                    Ok(window) => Some((to, window)),
+                    Err(err) => {
+                        tracing::warn!(target: "indexer::fetcher", chain = chain_id.get(), error = %err, "Fetch cache dropped for this run");
+                        None
+                    }
+                },
+                _ => None,
+            };
+            if stored.is_some() && read.is_none() {
+                cache = None;
+            }
+            let from_cache = read.is_some();
+            let (to, Window { logs, blocks, transactions }) = match read {
+                Some(read) => read,
+                None => {
+                    let to = if next > final_head {
+                        next
+                    } else {
+                        target.min(next.saturating_add(window - 1)).min(final_head)
+                    };
+                    // A window from the node ends before the next stored one begins.
+                    let to = cache.as_ref().map_or(to, |cache| cache.fit(next, to));
+                    let logs = match self.window_logs(next, to).await {
+                        Ok(logs) => logs,
+                        Err(RpcError::RangeTooLarge(reason)) if window > 1 => {
+                            window = (window / 2).max(1);
+                            streak = 0;
+                            tracing::debug!(target: "indexer::fetcher", chain = chain_id.get(), window, %reason, "Narrowed log window");
+                            continue;
+                        }
+                        Err(err) => return Err(err.into()),
+                    };
+                    streak += 1;
+                    if streak >= WINDOW_GROWTH_STREAK && window < self.chain.max_block_range {
+                        window = (window * 2).min(self.chain.max_block_range);
+                        streak = 0;
+                    }
+                    (to, self.window_parts(next, to, logs).await?)
                 }
-                Err(err) => return Err(err.into()),
             };
-            streak += 1;
-            if streak >= WINDOW_GROWTH_STREAK && window < self.chain.max_block_range {
-                window = (window * 2).min(self.chain.max_block_range);
-                streak = 0;
-            }
-            // Blocks with logs come with their transactions (every event records its
-            // sender); the window's ends only need headers.
-            let mut numbers: Vec<(u64, bool)> =
-                logs.iter().filter_map(|l| l.block_number).map(|n| (n, true)).collect();
-            numbers.push((next, false));
-            numbers.push((to, false));
-            numbers.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-            numbers.dedup_by_key(|(n, _)| *n);
-            // Headers go out in JSON-RPC batches, several batches at a time.
-            let source = &self.source;
-            let fetched: Vec<Vec<(BlockInfo, Vec<TxParties>)>> =
-                futures::stream::iter(numbers.chunks(crate::rpc::client::BLOCKS_PER_BATCH))
-                    .map(|chunk| source.blocks(chunk))
-                    .buffer_unordered(self.chain.max_concurrent_requests)
-                    .try_collect()
-                    .await?;
-            let fetched: Vec<(BlockInfo, Vec<TxParties>)> = fetched.into_iter().flatten().collect();
-            let wanted: HashSet<B256> = logs.iter().filter_map(|l| l.transaction_hash).collect();
-            let mut blocks = HashMap::with_capacity(fetched.len());
-            let mut transactions = HashMap::with_capacity(wanted.len());
-            for (block, parties) in fetched {
-                blocks.insert(block.number, block);
-                transactions.extend(
-                    parties.into_iter().filter(|p| wanted.contains(&p.hash)).map(|p| (p.hash, p)),
-                );
-            }
             if let Some(prev) = prev_hash
                 && blocks[&next].parent_hash != prev
             {
@@ -286,6 +341,18 @@ impl FetchJob {
                 start_parent_hash: format!("{:#x}", blocks[&next].parent_hash),
                 prune_below: head.saturating_sub(self.chain.finality_depth),
             });
+            // Only final windows are kept: a reorganization is never answered from the cache.
+            let (logs, blocks, transactions) = match cache.as_mut() {
+                Some(store) if !from_cache && journal.is_none() => {
+                    let window = Window { logs, blocks, transactions };
+                    if let Err(err) = store.store(next, to, to_hash, &window).await {
+                        tracing::warn!(target: "indexer::fetcher", chain = chain_id.get(), error = %err, "Fetch cache dropped for this run");
+                        cache = None;
+                    }
+                    (window.logs, window.blocks, window.transactions)
+                }
+                _ => (logs, blocks, transactions),
+            };
             tracing::debug!(target: "indexer::fetcher", chain = chain_id.get(), from = next, to, logs = logs.len(), "Fetched logs");
             // At most `mailbox_capacity` windows are in flight, so the decoder's mailbox is
             // never over capacity and every send is enqueued in order the moment it is made.

@@ -15,6 +15,7 @@
 pub mod control;
 pub mod decoder;
 pub mod error;
+pub mod fetch_cache;
 pub mod fetcher;
 pub mod handler;
 pub mod mailbox;

@@ -28,6 +28,7 @@ use sea_orm::DatabaseConnection;
 use super::{
     PipelineError,
     decoder::{DecodeJob, Decoder, DrainDecoder},
+    fetch_cache::{CachedCalls, FetchCacheConfig},
     fetcher::{FetchJob, Fetcher, StopFetching},
     handler::{Drain, Handler},
     mailbox::MailboxGauge,
@@ -106,7 +107,13 @@ pub struct ChainSupervisor {
     pub(super) head_poll: bool,
     /// Orders the status row's writes ([`super::status`]).
     pub(super) status_order: StatusOrder,
+    /// The chain's fetch cache, when one is configured and its file could be placed
+    /// ([`super::fetch_cache`]); made once, on the first pipeline.
+    pub(super) fetch_cache: Option<Option<FetchCacheHandle>>,
 }
+
+/// A chain's fetch cache: where it lives and its (lazily connected) pool.
+pub type FetchCacheHandle = (FetchCacheConfig, sea_orm::sqlx::SqlitePool);
 
 impl ChainSupervisor {
     /// A supervisor for `chain` writing to `db`.
@@ -132,6 +139,7 @@ impl ChainSupervisor {
             source: None,
             head_poll: false,
             status_order: StatusOrder::default(),
+            fetch_cache: None,
         }
     }
 
@@ -169,6 +177,11 @@ impl ChainSupervisor {
                 return;
             }
         };
+        let fetch_cache = self.fetch_cache();
+        let source = match &fetch_cache {
+            Some((_, pool)) => CachedCalls::wrap(source, pool.clone()),
+            None => source,
+        };
         let chain = &self.chain;
         let cap = self.indexer.mailbox_capacity;
         let handler_gauge = MailboxGauge::new(chain.id, "handler", "decoder", cap);
@@ -201,6 +214,7 @@ impl ChainSupervisor {
             decoder_gauge,
             mailbox_capacity: cap,
             progress: self.progress.clone(),
+            fetch_cache,
         };
         let me = ctx.address();
         let fetcher =
@@ -241,6 +255,25 @@ impl ChainSupervisor {
     /// Where the chain is read from: the source given, else the chain's endpoint client,
     /// built once and kept (a paused chain reads the head with it too); why there is none when
     /// the chain has no usable endpoint.
+    /// The chain's fetch cache, placed on first use; a cache that cannot be placed is
+    /// reported once and the chain runs without it.
+    fn fetch_cache(&mut self) -> Option<FetchCacheHandle> {
+        let chain = self.chain.id;
+        let indexer = &self.indexer;
+        self.fetch_cache
+            .get_or_insert_with(|| {
+                let config = indexer.fetch_cache()?;
+                match config.pool(chain) {
+                    Ok(pool) => Some((config, pool)),
+                    Err(err) => {
+                        tracing::error!(target: "indexer::supervisor", chain = chain.get(), error = %err, "Fetch cache unavailable; reading the node only");
+                        None
+                    }
+                }
+            })
+            .clone()
+    }
+
     pub(super) fn source(&mut self) -> Result<SharedSource, String> {
         if let Some(source) = &self.source {
             return Ok(source.clone());

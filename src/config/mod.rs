@@ -104,6 +104,22 @@ pub struct IndexerConfig {
     /// On a fresh database, set the API's query indexes aside until every chain has caught
     /// up, then build them once (`store::query_indexes`).
     pub defer_query_indexes: bool,
+    /// Directory of the fetch cache (`chain::fetch_cache`): each chain keeps the windows it
+    /// read below finality there, so indexing again from scratch reads them from disk, not
+    /// from the node. Empty: no cache.
+    pub fetch_cache_dir: String,
+    /// Most MiB each chain's fetch cache may hold.
+    pub fetch_cache_mb: u64,
+}
+
+impl IndexerConfig {
+    /// The fetch cache's place and bound, when one is configured.
+    pub fn fetch_cache(&self) -> Option<crate::chain::fetch_cache::FetchCacheConfig> {
+        (!self.fetch_cache_dir.is_empty()).then(|| crate::chain::fetch_cache::FetchCacheConfig {
+            dir: self.fetch_cache_dir.clone().into(),
+            max_bytes: self.fetch_cache_mb << 20,
+        })
+    }
 }
 
 /// `[resolution]`.

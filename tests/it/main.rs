@@ -13,6 +13,7 @@ mod cursors;
 mod database_faults;
 mod decode_errors;
 mod faults;
+mod fetch_cache;
 mod fuzz;
 mod gateway;
 mod graphql;

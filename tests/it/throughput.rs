@@ -85,6 +85,8 @@ async fn fast_path_slow_path_and_rpc_build_the_same_namegraph() {
         flush_rows: 1_500,
         mailbox_capacity: 8,
         defer_query_indexes: true,
+        fetch_cache_dir: String::new(),
+        fetch_cache_mb: 0,
     };
     let (_a, fast_dump, fast_answers) =
         index(&corpus, Backend::Sqlite, Source::Local, fast.clone(), 100).await;
@@ -95,6 +97,8 @@ async fn fast_path_slow_path_and_rpc_build_the_same_namegraph() {
         flush_rows: 1,
         mailbox_capacity: 1,
         defer_query_indexes: false,
+        fetch_cache_dir: String::new(),
+        fetch_cache_mb: 0,
     };
     let (_b, slow_dump, slow_answers) =
         index(&corpus, Backend::Sqlite, Source::Local, slow, 1).await;
@@ -134,6 +138,8 @@ async fn a_run_reads_an_endpoint_serving_its_corpus_and_refuses_another_chain() 
         flush_rows: 1_000,
         mailbox_capacity: 4,
         defer_query_indexes: true,
+        fetch_cache_dir: String::new(),
+        fetch_cache_mb: 0,
     };
     let options = |corpus: &std::path::Path, db: &TestDb, rpc_url: Option<String>| RunOptions {
         corpus: corpus.to_owned(),

@@ -144,6 +144,11 @@ enum BenchCommand {
         /// serve` in another process), so the server's memory and CPU are not the run's.
         #[arg(long)]
         rpc_url: Option<String>,
+        /// With `--source rpc`: keep what the fetcher reads from the endpoint in this fetch
+        /// cache directory (`indexer.fetch_cache_dir`), and read from it what it holds. A
+        /// second run with the same directory re-indexes from the warm cache.
+        #[arg(long)]
+        fetch_cache: Option<PathBuf>,
         /// Append the result as a row to this file (e.g. BENCHMARKS.md).
         #[arg(long)]
         record: Option<PathBuf>,
@@ -240,6 +245,7 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
             mailbox_capacity,
             keep_indexes,
             rpc_url,
+            fetch_cache,
             record,
         } => {
             if rpc_url.is_some() && matches!(source, ensemble_devkit::bench::run::Source::Local) {
@@ -255,6 +261,9 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
                 indexer.mailbox_capacity = capacity.max(1);
             }
             indexer.defer_query_indexes = !keep_indexes;
+            if let Some(dir) = fetch_cache {
+                indexer.fetch_cache_dir = dir.display().to_string();
+            }
             let options = ensemble_devkit::bench::run::RunOptions {
                 corpus,
                 database_url,
@@ -397,7 +406,7 @@ async fn bench_run(
     bar.finish_and_clear();
     let engine = if options.database_url.starts_with("postgres") { "postgres" } else { "sqlite" };
     let command = format!(
-        "ensemble bench run --corpus <{} logs, seed {}> --database-url <{engine}> --source {} --cache-mb {} --flush-rows {} --window {} --mailbox-capacity {}{}{}",
+        "ensemble bench run --corpus <{} logs, seed {}> --database-url <{engine}> --source {} --cache-mb {} --flush-rows {} --window {} --mailbox-capacity {}{}{}{}",
         header.logs,
         header.seed,
         options.source.as_str(),
@@ -406,7 +415,8 @@ async fn bench_run(
         options.window,
         options.indexer.mailbox_capacity,
         if options.indexer.defer_query_indexes { "" } else { " --keep-indexes" },
-        if options.rpc_url.is_some() { " --rpc-url <bench serve, another process>" } else { "" }
+        if options.rpc_url.is_some() { " --rpc-url <bench serve, another process>" } else { "" },
+        if options.indexer.fetch_cache_dir.is_empty() { "" } else { " --fetch-cache <dir>" }
     );
     for (event, time) in &made.handlers {
         println!(
