@@ -11,6 +11,7 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261202_000001_baseline;
 mod m20261203_000001_owner_indexes;
+mod m20261204_000001_name_statistics;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -22,6 +23,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261202_000001_baseline::Migration),
             Box::new(m20261203_000001_owner_indexes::Migration),
+            Box::new(m20261204_000001_name_statistics::Migration),
         ]
     }
 }

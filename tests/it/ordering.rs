@@ -144,7 +144,11 @@ async fn every_order_and_direction(backend: Backend, chain_id: u64) {
     // sort here.
     let forced_scan = graphql::build_schema_with(
         service.db.clone(),
-        graphql::connection::Tuning { common_prefix_rows: 0, common_text_rows: 0 },
+        graphql::connection::Tuning {
+            common_prefix_rows: 0,
+            common_text_rows: 0,
+            common_text_estimate: 0,
+        },
     );
     for listing in &listings {
         assert!(listing.rows.len() > 4, "{} has only {} rows", listing.label, listing.rows.len());
