@@ -176,6 +176,26 @@ enum BenchCommand {
         #[arg(long)]
         record: Option<PathBuf>,
     },
+    /// Play the devnet scenario with `--names` names on anvil, then index it through JSON-RPC
+    /// from the service's start to `/ready`, once per `--database-url` (fresh databases),
+    /// sharing the `--fetch-cache` directory: the first run fills it, later ones read it.
+    Chain {
+        /// `.eth` names of the scenario (about ten events each).
+        #[arg(long, default_value_t = 37_000)]
+        names: usize,
+        /// Names per block in the registration phases.
+        #[arg(long, default_value_t = 200)]
+        per_block: usize,
+        /// A fresh database per run, in order (give the option once per run).
+        #[arg(long, required = true)]
+        database_url: Vec<String>,
+        /// The fetch cache directory (should be empty, so the first run is cold).
+        #[arg(long)]
+        fetch_cache: PathBuf,
+        /// Append the results as rows to this file (e.g. BENCHMARKS.md).
+        #[arg(long)]
+        record: Option<PathBuf>,
+    },
     /// Serve a corpus as a JSON-RPC endpoint (the methods the indexer calls), until
     /// interrupted: a chain for `bench run --source rpc --rpc-url`, or any indexer.
     Serve {
@@ -273,6 +293,48 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
                 rpc_url,
             };
             bench_run(options, record).await
+        }
+        BenchCommand::Chain { names, per_block, database_url, fetch_cache, record } => {
+            let options = ensemble_devkit::bench::chain::ChainOptions {
+                names,
+                per_block,
+                databases: database_url.clone(),
+                fetch_cache,
+            };
+            let report = ensemble_devkit::bench::chain::run(&options, |step| {
+                tracing::info!(target: "bench", step, "bench chain");
+            })
+            .await?;
+            println!(
+                "chain: {} blocks, scenario of {names} names played in {:.0} s",
+                report.blocks, report.scenario_seconds
+            );
+            let header = "| date | engine | run | events | events/s | seconds to /ready | node CPU s | RPC requests | RPC req/10k blocks | cache windows read | peak RSS MB | command |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+            let mut rows = String::new();
+            for (i, (run, url)) in report.runs.iter().zip(&database_url).enumerate() {
+                let engine = if url.starts_with("postgres") { "postgres" } else { "sqlite" };
+                for (method, count) in &run.requests {
+                    println!("  run {} rpc {method:<24} {count:>10}", i + 1);
+                }
+                rows.push_str(&format!(
+                    "| {} | {engine} | {} | {} | {:.0} | {:.1} | {:.1} | {} | {:.1} | {} | {:.0} | `ensemble bench chain --names {names} --per-block {per_block} --fetch-cache <dir> --database-url <…>` |\n",
+                    ensemble_devkit::bench::report::today(),
+                    if i == 0 { "cold" } else { "warm cache" },
+                    run.events,
+                    run.events_per_second(),
+                    run.seconds,
+                    run.node_cpu_seconds,
+                    run.requests.values().sum::<u64>(),
+                    run.requests_per_10k_blocks(report.blocks),
+                    run.cache_hits,
+                    run.peak_rss as f64 / 1e6,
+                ));
+            }
+            print!("{header}{rows}");
+            if let Some(path) = record {
+                ensemble_devkit::bench::report::append(&path, header, &rows)?;
+            }
+            Ok(())
         }
         BenchCommand::Serve { corpus, listen } => {
             let server = ensemble_devkit::bench::rpc_server::serve_on(&corpus, listen).await?;

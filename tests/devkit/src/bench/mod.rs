@@ -12,9 +12,12 @@
 //! - [`bridge`] times a bridge going up and down on a generated namegraph;
 //! - [`resolve`] times resolution from the index against live calls (devnet), and from the
 //!   index on a generated namegraph;
+//! - [`chain`] plays the devnet scenario at scale on anvil and indexes it through JSON-RPC
+//!   from the service's start to `/ready`, cold and from a warm fetch cache;
 //! - [`report`] formats results as `BENCHMARKS.md` rows and appends them.
 
 pub mod bridge;
+pub mod chain;
 pub mod corpus;
 pub mod corpus_source;
 pub mod error;

@@ -85,6 +85,11 @@ impl Anvil {
         Ok(anvil)
     }
 
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// A provider for it.
     pub fn provider(&self) -> RootProvider {
         ensemble::rpc::client::install_tls_provider();
