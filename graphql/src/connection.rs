@@ -462,7 +462,7 @@ impl DomainConnection {
                 query.filter(after(order.by, reverse, decode_cursor(text, order, scope)?, backend));
         }
         let exprs = if sort_matches {
-            vec![Expr::col((domain::Entity, domain::Column::Name)).into()]
+            vec![Expr::col((domain::Entity, domain::Column::Name))]
         } else {
             order_exprs(order.by, backend)
         };
