@@ -5,7 +5,9 @@
 //! its coordinates; the chain goes on. The value-less legacy `TextChanged` is completed here
 //! with `eth_call text(node, key)` at the log's block, answered from the `rpc_cache` table when
 //! it was asked before; when the node cannot serve that historical state the value stays
-//! unknown, counted (`ensemble_text_values_unknown_total`) and logged.
+//! unknown, counted (`ensemble_text_values_unknown_total`) and logged. A range's values are
+//! looked up together: one read of the cache, the calls it misses several at a time, one
+//! write of their answers.
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -15,6 +17,7 @@ use alloy::{
     rpc::types::Log,
     sol_types::SolCall,
 };
+use futures::StreamExt;
 use sea_orm::DatabaseConnection;
 
 use super::{
@@ -82,6 +85,8 @@ pub struct DecodeJob {
     pub handler: Addr<Handler>,
     /// Depth gauge of the handler's mailbox.
     pub handler_gauge: MailboxGauge,
+    /// Legacy text values asked of the chain at once.
+    pub max_concurrent_calls: usize,
 }
 
 impl Decoder {
@@ -103,6 +108,7 @@ impl DecodeJob {
     async fn run(self: Arc<Self>, range: FetchedRange) -> Result<(), PipelineError> {
         let chain = self.chain_id.to_string();
         let mut events = Vec::with_capacity(range.logs.len());
+        let mut texts = Vec::new();
         for log in &range.logs {
             let (Some(number), Some(log_index)) = (log.block_number, log.log_index) else {
                 // Pending logs carry no coordinates; eth_getLogs over mined blocks never
@@ -154,13 +160,25 @@ impl DecodeJob {
                 tx_to: parties.to,
                 log: Arc::new(log.data().clone()),
             };
-            for mut event in decoded {
+            for event in decoded {
                 if is_legacy_text(log.data())
-                    && let EnsEvent::TextChanged { node, key, value } = &mut event
+                    && let EnsEvent::TextChanged { node, key, .. } = &event
                 {
-                    *value = self.legacy_text(meta.address, *node, key, block, log_index).await?;
+                    texts.push(LegacyText {
+                        at: events.len(),
+                        resolver: meta.address,
+                        node: *node,
+                        key: key.clone(),
+                        block: *block,
+                        log_index,
+                    });
                 }
                 events.push(DecodedEvent { meta: meta.clone(), event });
+            }
+        }
+        for (at, value) in self.legacy_texts(texts).await? {
+            if let EnsEvent::TextChanged { value: slot, .. } = &mut events[at].event {
+                *slot = value;
             }
         }
         let batch = DecodedBatch {
@@ -179,56 +197,107 @@ impl DecodeJob {
         sent.map_err(|_| PipelineError::MailboxClosed { actor: "handler" })?
     }
 
-    /// The value of a legacy `TextChanged`, from the RPC cache or the chain.
+    /// The values of a range's legacy `TextChanged` events, by their place in the range: from
+    /// the RPC cache in one read, the rest from the chain, several calls at a time, and what
+    /// the chain answered written to the cache in one statement.
+    async fn legacy_texts(
+        &self,
+        texts: Vec<LegacyText>,
+    ) -> Result<Vec<(usize, Option<String>)>, PipelineError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<String> = texts.iter().map(|t| t.cache_key(self.chain_id)).collect();
+        let cached = crate::store::rpc_cache::read_many(&self.db, &keys).await?;
+        let mut values = Vec::with_capacity(texts.len());
+        let mut missing = Vec::new();
+        for (text, key) in texts.into_iter().zip(keys) {
+            match cached.get(&key) {
+                Some(hit) => values.push((text.at, serde_json::from_str(hit).ok().flatten())),
+                None => missing.push((text, key)),
+            }
+        }
+        #[allow(clippy::type_complexity)]
+        let asked: Vec<(usize, String, Result<(Option<String>, bool), PipelineError>)> =
+            futures::stream::iter(missing)
+                .map(|(text, key)| async move {
+                    let value = self.legacy_text(&text).await;
+                    (text.at, key, value)
+                })
+                .buffer_unordered(self.max_concurrent_calls.max(1))
+                .collect()
+                .await;
+        let mut answered = Vec::new();
+        for (at, key, value) in asked {
+            let (value, from_chain) = value?;
+            if from_chain {
+                let json = serde_json::to_string(&value).unwrap_or_else(|_| "null".into());
+                answered.push((key, json));
+            }
+            values.push((at, value));
+        }
+        crate::store::rpc_cache::write_many(&self.db, self.chain_id, answered).await?;
+        Ok(values)
+    }
+
+    /// The value of one legacy `TextChanged` from the chain, and whether the chain answered
+    /// (an answer is kept, even one that does not decode); no value when the node cannot
+    /// serve it (counted and logged).
     async fn legacy_text(
         &self,
-        resolver: Address,
-        node: B256,
-        key: &str,
-        block: &BlockInfo,
-        log_index: u64,
-    ) -> Result<Option<String>, PipelineError> {
-        let call = Resolver::textCall { node, key: key.to_owned() }.abi_encode();
-        // Keyed by block hash, and asked by block hash: after a reorg the same number is
-        // another block with possibly another answer.
-        let cache_key = format!(
-            "{:#x}",
-            keccak256(
-                [
-                    &self.chain_id.get().to_be_bytes()[..],
-                    resolver.as_slice(),
-                    block.hash.as_slice(),
-                    &call
-                ]
-                .concat()
-            )
-        );
-        if let Some(hit) = crate::store::rpc_cache::read(&self.db, &cache_key).await? {
-            return Ok(serde_json::from_str(&hit).ok());
-        }
-        match self.source.call_at(resolver, call.into(), block.hash).await {
-            Ok(bytes) => {
-                let value = Resolver::textCall::abi_decode_returns(&bytes).ok();
-                let json = serde_json::to_string(&value).unwrap_or_else(|_| "null".into());
-                crate::store::rpc_cache::write(&self.db, self.chain_id, cache_key, json).await?;
-                Ok(value)
-            }
+        text: &LegacyText,
+    ) -> Result<(Option<String>, bool), PipelineError> {
+        let call = Resolver::textCall { node: text.node, key: text.key.clone() }.abi_encode();
+        match self.source.call_at(text.resolver, call.into(), text.block.hash).await {
+            Ok(bytes) => Ok((Resolver::textCall::abi_decode_returns(&bytes).ok(), true)),
             Err(err) if !err.is_retryable() => {
                 metrics::counter!("ensemble_text_values_unknown_total", "chain" => self.chain_id.to_string())
                     .increment(1);
                 tracing::warn!(
                     target: "indexer::decoder",
                     chain = self.chain_id.get(),
-                    block = block.number,
-                    log_index,
-                    key,
+                    block = text.block.number,
+                    log_index = text.log_index,
+                    key = text.key,
                     error = %err,
                     "Legacy text value unavailable; stored as unknown"
                 );
-                Ok(None)
+                Ok((None, false))
             }
             Err(err) => Err(err.into()),
         }
+    }
+}
+
+/// A legacy `TextChanged` of a range, whose value is asked of the resolver.
+#[derive(Debug)]
+struct LegacyText {
+    /// Its place among the range's events.
+    at: usize,
+    resolver: Address,
+    node: B256,
+    key: String,
+    block: BlockInfo,
+    log_index: u64,
+}
+
+impl LegacyText {
+    /// Its key in the RPC cache: keyed by block hash, and asked by block hash, since after a
+    /// reorg the same number is another block with possibly another answer.
+    fn cache_key(&self, chain_id: ChainId) -> String {
+        let call = Resolver::textCall { node: self.node, key: self.key.clone() }.abi_encode();
+        format!(
+            "{:#x}",
+            keccak256(
+                [
+                    &chain_id.get().to_be_bytes()[..],
+                    self.resolver.as_slice(),
+                    self.block.hash.as_slice(),
+                    &call
+                ]
+                .concat()
+            )
+        )
     }
 }
 

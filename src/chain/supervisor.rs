@@ -204,6 +204,7 @@ impl ChainSupervisor {
             db: self.db.clone(),
             handler: handler.clone(),
             handler_gauge,
+            max_concurrent_calls: chain.max_concurrent_requests,
         };
         let decoder = Decoder::new(job, decoder_gauge.clone(), cap).start();
         let job = FetchJob {
