@@ -267,7 +267,11 @@ async fn common_prefix(db: &DatabaseConnection, prefix: &str, limit: u64) -> Res
     if backend == DbBackend::Postgres {
         return Ok(estimated_rows(db, &select).await? > limit as f64);
     }
-    let slice = select.limit(limit + 1).into_tuple::<i64>().all(db).await.map_err(internal)?;
+    let slice = select.limit(limit + 1);
+    let slice =
+        crate::schema_retry::retry_schema_change(|| slice.clone().into_tuple::<i64>().all(db))
+            .await
+            .map_err(internal)?;
     Ok(slice.len() as u64 > limit)
 }
 
@@ -283,7 +287,9 @@ async fn estimated_rows(
         format!("EXPLAIN (FORMAT JSON) {}", query.sql),
         query.values.map(|v| v.0).unwrap_or_default(),
     );
-    let plan = db.query_one_raw(explain).await.map_err(internal)?;
+    let plan = crate::schema_retry::retry_schema_change(|| db.query_one_raw(explain.clone()))
+        .await
+        .map_err(internal)?;
     Ok(plan
         .and_then(|row| row.try_get::<serde_json::Value>("", "QUERY PLAN").ok())
         .and_then(|plan| plan[0]["Plan"]["Plan Rows"].as_f64())
@@ -312,7 +318,9 @@ async fn common_text(db: &DatabaseConnection, text: &str, limit: u64) -> Result<
          WHERE domains_name_fts MATCH ? LIMIT ?)",
         [crate::domain_filter::trigram_query(text).into(), (limit as i64 + 1).into()],
     );
-    let row = db.query_one_raw(count).await.map_err(internal)?;
+    let row = crate::schema_retry::retry_schema_change(|| db.query_one_raw(count.clone()))
+        .await
+        .map_err(internal)?;
     let n = row.and_then(|r| r.try_get::<i64>("", "n").ok()).unwrap_or(0);
     Ok(n as u64 > limit)
 }
