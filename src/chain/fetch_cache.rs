@@ -100,7 +100,7 @@ impl FetchCacheConfig {
             source,
         })?;
         let options = SqliteConnectOptions::new()
-            .filename(self.dir.join(format!("chain-{chain}.sqlite")))
+            .filename(file_of(&self.dir, chain))
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)

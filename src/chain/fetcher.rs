@@ -290,7 +290,7 @@ impl FetchJob {
                 cache = None;
             }
             let from_cache = read.is_some();
-            let (to, Window { logs, blocks, transactions }) = match read {
+            let (to, window) = match read {
                 Some(read) => read,
                 None => {
                     let to = if next > final_head {
@@ -318,6 +318,7 @@ impl FetchJob {
                     (to, self.window_parts(next, to, logs).await?)
                 }
             };
+            let Window { logs, blocks, .. } = &window;
             if let Some(prev) = prev_hash
                 && blocks[&next].parent_hash != prev
             {
@@ -341,19 +342,15 @@ impl FetchJob {
                 start_parent_hash: format!("{:#x}", blocks[&next].parent_hash),
                 prune_below: head.saturating_sub(self.chain.finality_depth),
             });
-            // Only final windows are kept: a reorganization is never answered from the cache.
-            let (logs, blocks, transactions) = match cache.as_mut() {
-                Some(store) if !from_cache && journal.is_none() => {
-                    let window = Window { logs, blocks, transactions };
-                    if let Err(err) = store.store(next, to, to_hash, &window).await {
-                        tracing::warn!(target: "indexer::fetcher", chain = chain_id.get(), error = %err, "Fetch cache dropped for this run");
-                        cache = None;
-                    }
-                    (window.logs, window.blocks, window.transactions)
-                }
-                _ => (logs, blocks, transactions),
-            };
             tracing::debug!(target: "indexer::fetcher", chain = chain_id.get(), from = next, to, logs = logs.len(), "Fetched logs");
+            // Only final windows are kept: a reorganization is never answered from the cache.
+            if let Some(store) = cache.as_mut().filter(|_| !from_cache && journal.is_none())
+                && let Err(err) = store.store(next, to, to_hash, &window).await
+            {
+                tracing::warn!(target: "indexer::fetcher", chain = chain_id.get(), error = %err, "Fetch cache dropped for this run");
+                cache = None;
+            }
+            let Window { logs, blocks, transactions } = window;
             // At most `mailbox_capacity` windows are in flight, so the decoder's mailbox is
             // never over capacity and every send is enqueued in order the moment it is made.
             let at_head = to == target;

@@ -253,9 +253,6 @@ impl ChainSupervisor {
         }
     }
 
-    /// Where the chain is read from: the source given, else the chain's endpoint client,
-    /// built once and kept (a paused chain reads the head with it too); why there is none when
-    /// the chain has no usable endpoint.
     /// The chain's fetch cache, placed on first use; a cache that cannot be placed is
     /// reported once and the chain runs without it.
     fn fetch_cache(&mut self) -> Option<FetchCacheHandle> {
@@ -275,6 +272,9 @@ impl ChainSupervisor {
             .clone()
     }
 
+    /// Where the chain is read from: the source given, else the chain's endpoint client,
+    /// built once and kept (a paused chain reads the head with it too); why there is none when
+    /// the chain has no usable endpoint.
     pub(super) fn source(&mut self) -> Result<SharedSource, String> {
         if let Some(source) = &self.source {
             return Ok(source.clone());

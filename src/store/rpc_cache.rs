@@ -3,9 +3,9 @@
 //! block *hash* and the call, so a re-index or a restart does not ask the node again and a
 //! reorganized block is never answered from another block's call.
 
-use entities::rpc_cache;
 use std::collections::HashMap;
 
+use entities::rpc_cache;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, sea_query::OnConflict};
 
 use super::StoreError;

@@ -56,7 +56,8 @@ fn grew(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>, method: &
 
 /// Windows stored in the cache file of chain 1 under `dir`.
 async fn stored_windows(dir: &std::path::Path) -> i64 {
-    let url = format!("sqlite://{}?mode=ro", dir.join("chain-1.sqlite").display());
+    let file = ensemble::chain::fetch_cache::file_of(dir, ensemble::ChainId(1));
+    let url = format!("sqlite://{}?mode=ro", file.display());
     let pool = sea_orm::sqlx::SqlitePool::connect(&url).await.expect("open the cache");
     let (n,): (i64,) = sea_orm::sqlx::query_as("SELECT count(*) FROM windows")
         .fetch_one(&pool)

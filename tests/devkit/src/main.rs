@@ -295,44 +295,27 @@ async fn bench(command: BenchCommand) -> anyhow::Result<()> {
             bench_run(options, record).await
         }
         BenchCommand::Chain { names, per_block, database_url, fetch_cache, record } => {
-            let options = ensemble_devkit::bench::chain::ChainOptions {
-                names,
-                per_block,
-                databases: database_url.clone(),
-                fetch_cache,
-            };
-            let report = ensemble_devkit::bench::chain::run(&options, |step| {
+            use ensemble_devkit::bench::{chain, report};
+            let options =
+                chain::ChainOptions { names, per_block, databases: database_url, fetch_cache };
+            let made = chain::run(&options, |step| {
                 tracing::info!(target: "bench", step, "bench chain");
             })
             .await?;
             println!(
                 "chain: {} blocks, scenario of {names} names played in {:.0} s",
-                report.blocks, report.scenario_seconds
+                made.blocks, made.scenario_seconds
             );
-            let header = "| date | engine | run | events | events/s | seconds to /ready | node CPU s | RPC requests | RPC req/10k blocks | cache windows read | peak RSS MB | command |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-            let mut rows = String::new();
-            for (i, (run, url)) in report.runs.iter().zip(&database_url).enumerate() {
-                let engine = if url.starts_with("postgres") { "postgres" } else { "sqlite" };
+            for (i, run) in made.runs.iter().enumerate() {
                 for (method, count) in &run.requests {
                     println!("  run {} rpc {method:<24} {count:>10}", i + 1);
                 }
-                rows.push_str(&format!(
-                    "| {} | {engine} | {} | {} | {:.0} | {:.1} | {:.1} | {} | {:.1} | {} | {:.0} | `ensemble bench chain --names {names} --per-block {per_block} --fetch-cache <dir> --database-url <…>` |\n",
-                    ensemble_devkit::bench::report::today(),
-                    if i == 0 { "cold" } else { "warm cache" },
-                    run.events,
-                    run.events_per_second(),
-                    run.seconds,
-                    run.node_cpu_seconds,
-                    run.requests.values().sum::<u64>(),
-                    run.requests_per_10k_blocks(report.blocks),
-                    run.cache_hits,
-                    run.peak_rss as f64 / 1e6,
-                ));
             }
+            let rows = chain::report_rows(&report::today(), &options, &made);
+            let header = chain::CHAIN_HEADER;
             print!("{header}{rows}");
             if let Some(path) = record {
-                ensemble_devkit::bench::report::append(&path, header, &rows)?;
+                report::append(&path, header, &rows)?;
             }
             Ok(())
         }

@@ -84,19 +84,9 @@ fn cpu_seconds(pid: u32) -> f64 {
 /// `by` (all under "" when `by` is empty).
 fn counters(page: &str, name: &str, by: &str) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
-    for line in page.lines().filter(|l| l.starts_with(name)) {
-        let Some(rest) = line.strip_prefix(name) else { continue };
-        let (labels, value) = match rest.strip_prefix('{') {
-            Some(r) => r.split_once('}').unwrap_or(("", "")),
-            None => ("", rest),
-        };
-        let Ok(value) = value.trim().parse::<f64>() else { continue };
-        let key = labels
-            .split(',')
-            .find_map(|kv| kv.strip_prefix(&format!("{by}=")))
-            .map(|v| v.trim_matches('"').to_owned())
-            .unwrap_or_default();
-        *out.entry(if by.is_empty() { String::new() } else { key }).or_default() += value as u64;
+    for (labels, value) in super::run::samples(page, name) {
+        let key = if by.is_empty() { None } else { super::run::label(&labels, by) };
+        *out.entry(key.unwrap_or_default()).or_default() += value as u64;
     }
     out
 }
@@ -193,6 +183,32 @@ pub async fn run(
     }
     drop(anvil);
     Ok(report)
+}
+
+/// The report's markdown table header.
+pub const CHAIN_HEADER: &str = "| date | engine | run | events | events/s | seconds to /ready | node CPU s | RPC requests | RPC req/10k blocks | cache windows read | peak RSS MB | command |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+
+/// `BENCHMARKS.md` rows for `report`, one per run; the first run is the cold one.
+pub fn report_rows(date: &str, options: &ChainOptions, report: &ChainReport) -> String {
+    let mut rows = String::new();
+    for (i, (run, url)) in report.runs.iter().zip(&options.databases).enumerate() {
+        let engine = if url.starts_with("postgres") { "postgres" } else { "sqlite" };
+        rows.push_str(&format!(
+            "| {date} | {engine} | {} | {} | {:.0} | {:.1} | {:.1} | {} | {:.1} | {} | {:.0} | `ensemble bench chain --names {} --per-block {} --fetch-cache <dir> --database-url <…>` |\n",
+            if i == 0 { "cold" } else { "warm cache" },
+            run.events,
+            run.events_per_second(),
+            run.seconds,
+            run.node_cpu_seconds,
+            run.requests.values().sum::<u64>(),
+            run.requests_per_10k_blocks(report.blocks),
+            run.cache_hits,
+            run.peak_rss as f64 / 1e6,
+            options.names,
+            options.per_block,
+        ));
+    }
+    rows
 }
 
 #[cfg(test)]

@@ -191,7 +191,7 @@ pub async fn database_bytes(db: &DatabaseConnection, url: &str) -> Result<u64, B
 }
 
 /// The metric samples of `name` (summary `_sum`/`_count` or counters), keyed by label set.
-fn samples(text: &str, name: &str) -> Vec<(String, f64)> {
+pub(crate) fn samples(text: &str, name: &str) -> Vec<(String, f64)> {
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {
@@ -209,7 +209,8 @@ fn samples(text: &str, name: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
-fn label(labels: &str, key: &str) -> Option<String> {
+/// The value of label `key` in a sample's label set.
+pub(crate) fn label(labels: &str, key: &str) -> Option<String> {
     labels.split(',').find_map(|kv| {
         let (k, v) = kv.split_once('=')?;
         (k == key).then(|| v.trim_matches('"').to_owned())
