@@ -77,7 +77,7 @@ pub struct Handler {
     closed: bool,
     /// An [`ApplyHeals`] is queued (at most one is).
     heal_tick_queued: bool,
-    /// When the last batch arrived.
+    /// When the last batch arrived or was done.
     last_batch: Instant,
 }
 
@@ -167,7 +167,10 @@ fn write_behind(
     let (abort, registration) = futures::future::AbortHandle::new_pair();
     let write = futures::future::Abortable::new(
         async move {
-            let _ = tx.send(pending.write(&cp, None).await);
+            // The write (and its share of the rows) ends before the answer goes out, so the
+            // store can take the rows back without copying them.
+            let written = pending.write(&cp, None).await;
+            let _ = tx.send(written);
         },
         registration,
     );
@@ -276,9 +279,12 @@ async fn apply_idle_heals(
     let renamed = apply_heals(ctx, store, writing, unflushed, flush_rows, progress).await?;
     // Commit renamed names now. A mark that merely moved (past entries that renamed nothing,
     // this chain's own among them) is stored with the next flush, unless nothing else is
-    // pending: a flush here would cut a backfill's batch of rows short.
+    // pending: a flush here would cut a backfill's batch of rows short, and waiting here for
+    // a write in flight would stop the next batches from being applied while it is written.
     let only_mark = renamed == 0 && store.heal_mark_moved();
-    if renamed == 0 && (!only_mark || store.dirty_rows() > 0 || unflushed.is_some()) {
+    if renamed == 0
+        && (!only_mark || store.dirty_rows() > 0 || unflushed.is_some() || writing.is_some())
+    {
         return Ok(());
     }
     settle(store, writing.take(), progress).await?;
@@ -408,6 +414,8 @@ impl actix::Handler<DecodedBatch> for Handler {
             apply_batch(self.ctx.clone(), carry, batch, self.flush_rows, self.progress.clone());
         AtomicResponse::new(Box::pin(fut.into_actor(self).map(move |(carry, result), act, _| {
             act.carry = Some(carry);
+            // Idle time counts from here: a batch waiting for the write before it is busy.
+            act.last_batch = Instant::now();
             match result {
                 Ok(()) => {
                     act.expected_from = Some(next);
