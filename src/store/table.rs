@@ -117,17 +117,6 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
         self.inflight.begin(std::mem::take(&mut self.dirty))
     }
 
-    /// The flush in flight committed: its rows go into the read cache, where the next reads
-    /// of them look once they are neither dirty nor in flight. Until then those two layers
-    /// hold the newest version and the cache is not read, so a row enters the cache once
-    /// per flush rather than at every change (a domain changes several times in a flush;
-    /// the inserts were an eighth of the handler thread's profile).
-    pub(super) fn complete_flush(&mut self) {
-        for (key, row) in self.inflight.complete() {
-            self.cache.insert(key, Some(row));
-        }
-    }
-
     /// Stores `row` as dirty and keeps `heap`, the dirty set's heap bytes, up to date: a new
     /// key adds its key, its boxed row and the row's heap, a replaced row the difference of
     /// the heaps. The map's own slots are counted from its capacity ([`map_bytes`]).
@@ -137,6 +126,7 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     {
         let key_part = key.key_bytes();
         let row_part = row.heap_bytes();
+        self.cache.insert(key.clone(), Some(row.clone()));
         match self.dirty.get_mut(&key) {
             Some(old) => {
                 *heap = (*heap + row_part).saturating_sub(old.heap_bytes());
