@@ -17,7 +17,7 @@ use alloy::{
     rpc::types::Log,
     sol_types::SolCall,
 };
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use sea_orm::DatabaseConnection;
 
 use super::{
@@ -167,7 +167,7 @@ impl DecodeJob {
                     texts.push(LegacyText {
                         at: events.len(),
                         resolver: meta.address,
-                        node: *node,
+                        call: Resolver::textCall { node: *node, key: key.clone() }.abi_encode(),
                         key: key.clone(),
                         block: *block,
                         log_index,
@@ -217,19 +217,15 @@ impl DecodeJob {
                 None => missing.push((text, key)),
             }
         }
-        #[allow(clippy::type_complexity)]
-        let asked: Vec<(usize, String, Result<(Option<String>, bool), PipelineError>)> =
-            futures::stream::iter(missing)
-                .map(|(text, key)| async move {
-                    let value = self.legacy_text(&text).await;
-                    (text.at, key, value)
-                })
-                .buffer_unordered(self.max_concurrent_calls.max(1))
-                .collect()
-                .await;
+        let asked: Vec<(usize, String, (Option<String>, bool))> = futures::stream::iter(missing)
+            .map(|(text, key)| async move {
+                self.legacy_text(&text).await.map(|value| (text.at, key, value))
+            })
+            .buffer_unordered(self.max_concurrent_calls.max(1))
+            .try_collect()
+            .await?;
         let mut answered = Vec::new();
-        for (at, key, value) in asked {
-            let (value, from_chain) = value?;
+        for (at, key, (value, from_chain)) in asked {
             if from_chain {
                 let json = serde_json::to_string(&value).unwrap_or_else(|_| "null".into());
                 answered.push((key, json));
@@ -247,8 +243,7 @@ impl DecodeJob {
         &self,
         text: &LegacyText,
     ) -> Result<(Option<String>, bool), PipelineError> {
-        let call = Resolver::textCall { node: text.node, key: text.key.clone() }.abi_encode();
-        match self.source.call_at(text.resolver, call.into(), text.block.hash).await {
+        match self.source.call_at(text.resolver, text.call.clone().into(), text.block.hash).await {
             Ok(bytes) => Ok((Resolver::textCall::abi_decode_returns(&bytes).ok(), true)),
             Err(err) if !err.is_retryable() => {
                 metrics::counter!("ensemble_text_values_unknown_total", "chain" => self.chain_id.to_string())
@@ -275,7 +270,9 @@ struct LegacyText {
     /// Its place among the range's events.
     at: usize,
     resolver: Address,
-    node: B256,
+    /// `text(node, key)`, encoded.
+    call: Vec<u8>,
+    /// The key, for the log when the node cannot answer.
     key: String,
     block: BlockInfo,
     log_index: u64,
@@ -285,7 +282,6 @@ impl LegacyText {
     /// Its key in the RPC cache: keyed by block hash, and asked by block hash, since after a
     /// reorg the same number is another block with possibly another answer.
     fn cache_key(&self, chain_id: ChainId) -> String {
-        let call = Resolver::textCall { node: self.node, key: self.key.clone() }.abi_encode();
         format!(
             "{:#x}",
             keccak256(
@@ -293,7 +289,7 @@ impl LegacyText {
                     &chain_id.get().to_be_bytes()[..],
                     self.resolver.as_slice(),
                     self.block.hash.as_slice(),
-                    &call
+                    &self.call
                 ]
                 .concat()
             )
