@@ -18,6 +18,7 @@
 //! | `ensemble_chain_head_block` / `_finalized_block` / `_indexed_block` / `_lag_blocks` | gauge | chain |
 //! | `ensemble_rpc_requests_total` / `_retries_total` / `_errors_total` | counter | chain, event (= method) |
 //! | `ensemble_cache_hits_total` / `ensemble_cache_misses_total` | counter | entity |
+//! | `ensemble_prefetch_reads_total` | counter | entity |
 //! | `ensemble_fetch_cache_windows_total` | counter | chain, outcome (`hit`, `stored`, `full`) |
 //! | `ensemble_fetch_cache_bytes` | gauge | chain |
 //!
@@ -228,4 +229,9 @@ fn describe() {
     );
     describe_counter!("ensemble_cache_hits_total", Unit::Count, "Entity cache hits.");
     describe_counter!("ensemble_cache_misses_total", Unit::Count, "Entity cache misses.");
+    describe_counter!(
+        "ensemble_prefetch_reads_total",
+        Unit::Count,
+        "Keys a batch's prefetch looked up in the database: neither dirty nor cached."
+    );
 }

@@ -94,6 +94,11 @@ impl<V: Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> {
         hit
     }
 
+    /// The table whose rows it caches (the `entity` label of its metrics).
+    pub fn table(&self) -> &'static str {
+        self.table
+    }
+
     /// Counts a lookup served from memory in front of the cache (rows pinned for a batch).
     pub fn record_hit(&self) {
         metrics::counter!("ensemble_cache_hits_total", "entity" => self.table).increment(1);

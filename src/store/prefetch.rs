@@ -52,6 +52,9 @@ where
         }
         None => true,
     });
+    // What the read cache did not spare: keys looked up in the database.
+    metrics::counter!("ensemble_prefetch_reads_total", "entity" => table.cache.table())
+        .increment(keys.len() as u64);
     let mut loaded = 0;
     for chunk in keys.chunks(PREFETCH_CHUNK) {
         let pad = chunk.last().cloned().into_iter().cycle().take(PREFETCH_CHUNK - chunk.len());

@@ -126,6 +126,9 @@ pub struct RunReport {
     pub flush_bytes: (f64, f64),
     /// Cache hits / lookups.
     pub cache_hit_rate: f64,
+    /// Keys the prefetch looked up in the database (the read cache held neither them nor
+    /// their absence); the hit rate counts only the lookups after the prefetch.
+    pub prefetch_reads: u64,
     /// Peak resident set of the process, bytes.
     pub peak_rss: u64,
     /// Database size after the run, bytes.
@@ -245,6 +248,7 @@ fn from_metrics(text: &str, report: &mut RunReport) {
     report.flush_bytes = (sum("ensemble_flush_bytes_sum") / flushes, largest);
     let (hits, misses) = (sum("ensemble_cache_hits_total"), sum("ensemble_cache_misses_total"));
     report.cache_hit_rate = hits / (hits + misses).max(1.0);
+    report.prefetch_reads = sum("ensemble_prefetch_reads_total") as u64;
     report.rpc_requests = samples(text, "ensemble_rpc_requests_total")
         .into_iter()
         .filter_map(|(labels, v)| Some((label(&labels, "event")?, v as u64)))
