@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{
-    ConnectOptions, Database, DatabaseConnection, DatabaseTransaction, SqliteTransactionMode,
-    TransactionOptions, TransactionTrait,
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction,
+    SqliteTransactionMode, TransactionOptions, TransactionTrait,
 };
 
 use super::StoreError;
@@ -35,9 +35,51 @@ pub const SQLITE_PAGE_BYTES: u32 = 16 * 1024;
 /// WAL and the checkpoint copies each into the file. Checkpointing every few flushes instead
 /// of every one copies a page rewritten in between once: at 5M events, 100,000 pages (1.6 GB)
 /// instead of 10,000 cut the bytes written to disk from 53.8 to 38.3 GB and the commits from
-/// 157 to 98 s (BENCHMARKS.md, the smaller-keys runs). The price is disk: the WAL file grew to 2.2 GB
-/// there, and keeps its size once grown.
+/// 157 to 98 s (BENCHMARKS.md, the smaller-keys runs). The WAL's size is bounded by
+/// [`bound_wal`].
 pub const SQLITE_WAL_AUTOCHECKPOINT_PAGES: u32 = 100_000;
+
+/// WAL bytes past which a flush's commit is followed by a checkpoint that empties the WAL
+/// ([`bound_wal`]): the autocheckpoint's threshold in bytes.
+pub const SQLITE_WAL_TRUNCATE_BYTES: u64 =
+    SQLITE_WAL_AUTOCHECKPOINT_PAGES as u64 * SQLITE_PAGE_BYTES as u64;
+
+/// Empties an SQLite WAL that has outgrown [`SQLITE_WAL_TRUNCATE_BYTES`], after a commit on
+/// the connection `db` writes through; elsewhere nothing.
+///
+/// The autocheckpoint alone does not bound the WAL. It is passive: it copies only the frames
+/// no reader's snapshot still needs, and SQLite starts writing the WAL from its beginning
+/// again only once a checkpoint has copied every frame while no reader uses them. The
+/// prefetch and the API read all the time, so that moment rarely came: the WAL grew to
+/// 9.5–14.7 GB in a 5M-event backfill whose database is 2 GB, and past the threshold every
+/// commit ran another passive checkpoint, copying again the pages rewritten since the last.
+/// `wal_checkpoint(TRUNCATE)` waits (up to the busy timeout) for the readers of older
+/// snapshots to finish, copies what is left and truncates the file. If it cannot within
+/// the timeout, the WAL stays as it is until the next commit tries again.
+pub async fn bound_wal(db: &DatabaseConnection) -> Result<(), StoreError> {
+    bound_wal_at(db, SQLITE_WAL_TRUNCATE_BYTES).await
+}
+
+/// [`bound_wal`] with the bound `limit`, in bytes.
+async fn bound_wal_at(db: &DatabaseConnection, limit: u64) -> Result<(), StoreError> {
+    if db.get_database_backend() != sea_orm::DatabaseBackend::Sqlite {
+        return Ok(());
+    }
+    let options = db.get_sqlite_connection_pool().connect_options();
+    let mut wal = options.get_filename().as_os_str().to_owned();
+    wal.push("-wal");
+    // No WAL file (an in-memory database, or nothing written yet): nothing to bound.
+    let Ok(meta) = std::fs::metadata(&wal) else { return Ok(()) };
+    if meta.len() < limit {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
+        .await
+        .map_err(StoreError::db("checkpoint the WAL"))?;
+    super::writer::record_table_time("wal_truncate", started);
+    Ok(())
+}
 
 /// Begins a transaction that will write. On SQLite it takes the write lock at `BEGIN`
 /// (`BEGIN IMMEDIATE`): a transaction that reads first and writes later would otherwise fail
@@ -261,4 +303,56 @@ pub fn writer_connection(db: &DatabaseConnection, page_cache_bytes: u64) -> Data
         .acquire_timeout(Duration::from_secs(30))
         .connect_lazy_with(options);
     sea_orm::SqlxSqliteConnector::from_sqlx_sqlite_pool(writer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wal_bytes(dir: &std::path::Path) -> u64 {
+        std::fs::metadata(dir.join("wal.sqlite-wal")).map_or(0, |m| m.len())
+    }
+
+    /// A WAL past its bound is emptied once the reader of an older snapshot has finished,
+    /// and one within its bound is left alone.
+    #[tokio::test]
+    async fn a_wal_past_its_bound_is_emptied_after_its_readers() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("wal.sqlite").display());
+        let db = connect_without_migrating(&url).await.unwrap();
+        let writer = writer_connection(&db, 1 << 20);
+        writer.execute_unprepared("CREATE TABLE t (v BLOB)").await.unwrap();
+        let fill = "INSERT INTO t SELECT randomblob(1000) FROM \
+                    (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) \
+                    SELECT i FROM n)";
+        writer.execute_unprepared(fill).await.unwrap();
+        let grown = wal_bytes(dir.path());
+        assert!(grown > 500_000, "the WAL holds the rows: {grown} bytes");
+
+        bound_wal_at(&writer, grown + 1).await.unwrap();
+        assert_eq!(wal_bytes(dir.path()), grown, "within its bound, the WAL is left alone");
+
+        // A reader holds a snapshot from before the next write while the WAL is bounded.
+        let reader = db.begin().await.unwrap();
+        reader.execute_unprepared("SELECT count(*) FROM t").await.unwrap();
+        writer.execute_unprepared(fill).await.unwrap();
+        let release = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            reader.commit().await.unwrap();
+        });
+        let started = std::time::Instant::now();
+        bound_wal_at(&writer, 1).await.unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(250), "waited for the reader");
+        release.await.unwrap();
+        assert_eq!(wal_bytes(dir.path()), 0, "the WAL is emptied");
+        let rows = writer
+            .query_one_raw(sea_orm::Statement::from_string(
+                sea_orm::DatabaseBackend::Sqlite,
+                "SELECT count(*) AS n FROM t",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(rows.try_get::<i64>("", "n").unwrap(), 1000, "nothing is lost");
+    }
 }

@@ -289,7 +289,7 @@ pub async fn write(
     let started = std::time::Instant::now();
     txn.commit().await.map_err(StoreError::db("commit"))?;
     record_table_time("commit", started);
-    Ok(())
+    super::database::bound_wal(db).await
 }
 
 /// Reads a chain's checkpoint.
