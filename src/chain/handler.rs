@@ -167,7 +167,10 @@ fn write_behind(
     let (abort, registration) = futures::future::AbortHandle::new_pair();
     let write = futures::future::Abortable::new(
         async move {
-            let _ = tx.send(pending.write(&cp, None).await);
+            // The write (and its share of the rows) ends before the answer goes out, so the
+            // store can take the rows back without copying them.
+            let written = pending.write(&cp, None).await;
+            let _ = tx.send(written);
         },
         registration,
     );

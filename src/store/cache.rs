@@ -67,6 +67,11 @@ impl<V: RowSize + Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> 
     pub fn new(table: &'static str, bytes: u64) -> Self {
         let inner = Cache::builder()
             .max_capacity(bytes)
+            // Least recently used goes first, and every row offered is admitted. Rows enter
+            // once, when their flush commits (`Table::complete_flush`), and moka's default
+            // admission (TinyLFU) turns away a new key seen fewer times than the entry it
+            // would evict: the rows a flush just wrote, the likeliest to be read next.
+            .eviction_policy(moka::policy::EvictionPolicy::lru())
             .weigher(|key: &K, row: &Option<V>| {
                 // A row's size includes its inline part; an absence is just the `Option`.
                 let size = ENTRY_OVERHEAD

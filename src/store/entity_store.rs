@@ -1,10 +1,10 @@
 //! [`EntityStore`]: what handlers read and write.
 //!
 //! Reads look at the dirty set, then the rows of the flush in flight, then the moka cache,
-//! then the database. Writes go to the dirty set (and the cache). [`EntityStore::begin_flush`]
+//! then the database. Writes go to the dirty set. [`EntityStore::begin_flush`]
 //! moves the dirty set in flight and hands it to the writer as one transaction with the
 //! checkpoint; the handler may apply the next batch while it is written, and
-//! [`EntityStore::complete_flush`] drops the in-flight rows once committed. If a write fails,
+//! [`EntityStore::complete_flush`] moves the in-flight rows into the cache once committed. If a write fails,
 //! nothing of it was committed; the handler stops and the chain resumes from the previous
 //! checkpoint, as after a crash.
 //!

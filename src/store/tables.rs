@@ -248,7 +248,7 @@ macro_rules! derive_tables {
 
             /// The flush in flight is committed.
             pub(super) fn complete_flush(&mut self) {
-                $(self.$field.inflight.clear();)*
+                $(self.$field.complete_flush();)*
             }
         }
 
