@@ -9,12 +9,17 @@
 //! connections' page caches (`database::SQLITE_CACHE_KIB` each), the batches queued in the
 //! mailboxes and the allocator's own slack.
 //!
-//! The shares follow what each buys (BENCHMARKS.md, the memory-budget runs). The read cache
-//! saves the prefetch's queries, which compete with the writer for the two cores: at 512 MiB,
-//! 128 MiB of read cache instead of 64 took handler time from 29.7 to 25.0 s at 1.5M events.
-//! Larger flushes write fewer, fuller pages and commit less often. The writer's page cache
-//! saves index reads on every upsert, but the kernel's file cache serves most of them: at
-//! 256 MiB and 1.5M events, 32 MiB of it ran within the machine's drift of 64 or 96.
+//! The shares follow what each buys (BENCHMARKS.md, the memory-budget and budget-split runs).
+//! The read cache saves the prefetch's queries. On SQLite, since rows enter it only when
+//! their flush commits, an eighth of the budget runs as fast as three eighths did at 5M
+//! events (256 and 512 MiB budgets, back to back), with 70–180 MB less at the peak: the
+//! prefetch then reads 4–10% more keys from a database that is local and mostly in the
+//! kernel's file cache. PostgreSQL's prefetch crosses a socket to another process for each
+//! read, so there it keeps half. The rows written behind take the rest: a flush ends at
+//! `indexer.flush_rows` or at its share's half, whichever comes first. The writer's page
+//! cache saves index reads on every upsert, but the kernel's file cache serves most of them:
+//! at 256 MiB and 1.5M events, 32 MiB of it ran within the machine's drift of 64 or 96, and
+//! at 5M events 96 MiB of it was no faster than 32.
 
 use sea_orm::DatabaseBackend;
 
@@ -30,15 +35,15 @@ pub struct MemoryBudget {
 }
 
 impl MemoryBudget {
-    /// Splits `total` bytes for a chain written to `backend`: on SQLite 1/8 page cache, 3/8
-    /// read cache and 1/2 rows written behind; on PostgreSQL half read cache, half rows.
+    /// Splits `total` bytes for a chain written to `backend`: on SQLite 1/8 page cache, 1/8
+    /// read cache and 3/4 rows written behind; on PostgreSQL half read cache, half rows.
     pub fn split(total: u64, backend: DatabaseBackend) -> Self {
         let eighths = |n: u64| total / 8 * n;
         match backend {
             DatabaseBackend::Sqlite => Self {
                 page_cache: eighths(1),
-                read_cache: eighths(3),
-                write_behind: total - eighths(4),
+                read_cache: eighths(1),
+                write_behind: total - eighths(2),
             },
             _ => Self { page_cache: 0, read_cache: eighths(4), write_behind: total - eighths(4) },
         }
@@ -66,8 +71,8 @@ mod tests {
             }
         }
         let sqlite = MemoryBudget::split(256 << 20, DatabaseBackend::Sqlite);
-        assert_eq!((sqlite.page_cache, sqlite.read_cache), (32 << 20, 96 << 20));
-        assert_eq!(sqlite.flush_bytes(), 64 << 20);
+        assert_eq!((sqlite.page_cache, sqlite.read_cache), (32 << 20, 32 << 20));
+        assert_eq!(sqlite.flush_bytes(), 96 << 20);
         let postgres = MemoryBudget::split(256 << 20, DatabaseBackend::Postgres);
         assert_eq!((postgres.page_cache, postgres.read_cache), (0, 128 << 20));
         assert_eq!(postgres.flush_bytes(), 64 << 20);
