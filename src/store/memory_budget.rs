@@ -11,11 +11,12 @@
 //!
 //! The shares follow what each buys (BENCHMARKS.md, the memory-budget and budget-split runs).
 //! The read cache saves the prefetch's queries. On SQLite, since rows enter it only when
-//! their flush commits, an eighth of the budget runs as fast as three eighths did at 5M
-//! events (256 and 512 MiB budgets, back to back), with 70–180 MB less at the peak: the
-//! prefetch then reads 4–10% more keys from a database that is local and mostly in the
-//! kernel's file cache. PostgreSQL's prefetch crosses a socket to another process for each
-//! read, so there it keeps half. The rows written behind take the rest: a flush ends at
+//! their flush commits, an eighth of the budget costs the prefetch 4–10% more keys than three
+//! eighths did at 5M events, read from a database that is local and mostly in the kernel's
+//! file cache. It ran as fast at a 512 MiB budget, within the machine's drift at 256 MiB
+//! (where a few percent is not ruled out), and peaked 70–180 MB lower, which keeps the
+//! process within the budget plus 256 MB. PostgreSQL's prefetch crosses a socket to another
+//! process for each read, so there it keeps half. The rows written behind take the rest: a flush ends at
 //! `indexer.flush_rows` or at its share's half, whichever comes first. The writer's page
 //! cache saves index reads on every upsert, but the kernel's file cache serves most of them:
 //! at 256 MiB and 1.5M events, 32 MiB of it ran within the machine's drift of 64 or 96, and
