@@ -1,12 +1,12 @@
 //! [`EntityStore`]: what handlers read and write.
 //!
 //! Reads look at the dirty set, then the rows of the flush in flight, then the moka cache,
-//! then the database. Writes go to the dirty set. [`EntityStore::begin_flush`]
-//! moves the dirty set in flight and hands it to the writer as one transaction with the
-//! checkpoint; the handler may apply the next batch while it is written, and
-//! [`EntityStore::complete_flush`] moves the in-flight rows into the cache once committed. If a write fails,
-//! nothing of it was committed; the handler stops and the chain resumes from the previous
-//! checkpoint, as after a crash.
+//! then the database. Writes go to the dirty set. [`EntityStore::begin_flush`] moves the
+//! dirty set in flight and hands it to the writer as one transaction with the checkpoint;
+//! the handler may apply the next batch while it is written, and
+//! [`EntityStore::complete_flush`] moves the in-flight rows into the cache once committed.
+//! If a write fails, nothing of it was committed; the handler stops and the chain resumes
+//! from the previous checkpoint, as after a crash.
 //!
 //! The heal cascade needs "domains with this label" and "children of this domain". Rows that
 //! exist in the database are found through indexes; rows created since the last flush are

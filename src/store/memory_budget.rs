@@ -16,11 +16,11 @@
 //! file cache. It ran as fast at a 512 MiB budget, within the machine's drift at 256 MiB
 //! (where a few percent is not ruled out), and peaked 70–180 MB lower, which keeps the
 //! process within the budget plus 256 MB. PostgreSQL's prefetch crosses a socket to another
-//! process for each read, so there it keeps half. The rows written behind take the rest: a flush ends at
-//! `indexer.flush_rows` or at its share's half, whichever comes first. The writer's page
-//! cache saves index reads on every upsert, but the kernel's file cache serves most of them:
-//! at 256 MiB and 1.5M events, 32 MiB of it ran within the machine's drift of 64 or 96, and
-//! at 5M events 96 MiB of it was no faster than 32.
+//! process for each read, so there it keeps half. The rows written behind take the rest: a
+//! flush ends at `indexer.flush_rows` or at its share's half, whichever comes first. The
+//! writer's page cache saves index reads on every upsert, but the kernel's file cache serves
+//! most of them: at 256 MiB and 1.5M events, 32 MiB of it ran within the machine's drift of
+//! 64 or 96, and at 5M events 96 MiB of it was no faster than 32.
 
 use sea_orm::DatabaseBackend;
 
