@@ -289,7 +289,8 @@ pub async fn write(
     let started = std::time::Instant::now();
     txn.commit().await.map_err(StoreError::db("commit"))?;
     record_table_time("commit", started);
-    super::database::bound_wal(db).await
+    super::database::bound_wal(db).await;
+    Ok(())
 }
 
 /// Reads a chain's checkpoint.
