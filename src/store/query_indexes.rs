@@ -2,12 +2,13 @@
 //!
 //! The API's listing indexes (domains by parent, owner or globally in every order, events by
 //! domain, address and sender, name search on PostgreSQL, address lookups) cost a B-tree insert
-//! per row written and nothing the indexer reads. On a fresh database, [`defer`] drops them and
-//! records each exact `CREATE INDEX` statement in `deferred_indexes`, in one transaction;
-//! [`build`] recreates them once the chains have caught up, one index per transaction, and
-//! forgets each as it lands. So a crash leaves every index either present or recorded, a
-//! restart resumes the build where it stopped, and an index that exists is never dropped or
-//! rebuilt again (ENSNode rebuilds all of its indexes after every restart).
+//! per row written and nothing the indexer reads. On a fresh database, [`defer`] drops them,
+//! records each exact `CREATE INDEX` statement in `deferred_indexes` and creates the narrower
+//! [`STAND_INS`] that serve the indexer's own lookups meanwhile, in one transaction; [`build`]
+//! recreates them once the chains have caught up, one index per transaction, forgets each as
+//! it lands, and drops the stand-ins. So a crash leaves every index either present or
+//! recorded, a restart resumes the build where it stopped, and an index that exists is never
+//! dropped or rebuilt again (ENSNode rebuilds all of its indexes after every restart).
 //!
 //! Only indexes are deferred, never triggers: a missing index makes a query slower, never
 //! wrong. While indexes are deferred, `/ready` answers 503 with the reason.
@@ -21,11 +22,12 @@ use sea_orm::{
 
 use super::StoreError;
 
-/// Indexes that only the API reads. The indexer's own lookups (primary keys,
-/// `domains_label_hash` and `domains_parent_name_seq` for the heal cascade, registrations and
-/// renewals by domain) are never deferred.
+/// Indexes that only the API reads, or that a narrower index stands in for during the backfill
+/// ([`STAND_INS`]). The indexer's other lookups (primary keys, `domains_label_hash` for the
+/// heal cascade, registrations and renewals by domain) are never deferred.
 pub const DEFERRABLE: &[&str] = &[
     "domains_node",
+    "domains_parent_name_seq",
     "domains_name_seq",
     "domains_depth_seq",
     "domains_start_seq",
@@ -46,6 +48,17 @@ pub const DEFERRABLE: &[&str] = &[
     "event_transactions_from",
     "resolver_addresses_address",
 ];
+
+/// Indexes that serve the indexer's own lookups while the query indexes are deferred, and are
+/// dropped once those are built. The heal cascade finds a domain's children by `parent_seq`.
+/// `domains_parent_name_seq` answers that too, but its key holds the name: most domains share
+/// one parent (`eth`), so each new one landed at a random place among its siblings' names, and
+/// every flush rewrote pages all over that index. Keyed by the parent alone, a new child sorts
+/// after its siblings (ties go by rowid, which only grows): the inserts append.
+pub const STAND_INS: &[(&str, &str)] = &[(
+    "domains_parent_seq",
+    "CREATE INDEX IF NOT EXISTS domains_parent_seq ON domains (parent_seq)",
+)];
 
 /// The `CREATE INDEX` statement of `name`, if the index exists.
 async fn definition<C: ConnectionTrait>(db: &C, name: &str) -> Result<Option<String>, StoreError> {
@@ -82,6 +95,13 @@ pub async fn defer(db: &DatabaseConnection) -> Result<usize, StoreError> {
             .await
             .map_err(StoreError::db("drop deferred index"))?;
         deferred += 1;
+    }
+    if deferred > 0 {
+        for (_, create) in STAND_INS {
+            txn.execute_unprepared(create)
+                .await
+                .map_err(StoreError::db("create stand-in index"))?;
+        }
     }
     txn.commit().await.map_err(StoreError::db("commit"))?;
     metrics::gauge!("ensemble_query_indexes_deferred").set(pending(db).await?.len() as f64);
@@ -121,6 +141,12 @@ pub const POSTGRES_BUILDS_AT_ONCE: usize = 2;
 /// Recreates every deferred index, each in its own transaction with forgetting it. Returns
 /// how many were built. On PostgreSQL [`POSTGRES_BUILDS_AT_ONCE`] build side by side, the
 /// slowest kind (GIN) first so that it never runs alone at the end.
+///
+/// One record (the first) outlives its index until the work that follows the builds is done:
+/// PostgreSQL's ANALYZE and the stand-ins' drop. `/ready` answers 200 only once no record is
+/// left, so it never reports a database whose planner has no statistics yet, and a crash
+/// before that work leaves a record behind: the next start runs `build` again, which finds
+/// the index built and finishes the rest.
 pub async fn build(db: &DatabaseConnection) -> Result<usize, StoreError> {
     let mut rows = deferred_index::Entity::find()
         .order_by_asc(deferred_index::Column::Name)
@@ -129,17 +155,22 @@ pub async fn build(db: &DatabaseConnection) -> Result<usize, StoreError> {
         .map_err(StoreError::db("read deferred indexes"))?;
     rows.sort_by_key(|row| !row.definition.contains("USING gin"));
     let total = rows.len();
+    let Some(kept) = rows.first().map(|row| row.name.clone()) else { return Ok(0) };
     let at_once = match db.get_database_backend() {
         DatabaseBackend::Postgres => POSTGRES_BUILDS_AT_ONCE,
         _ => 1,
     };
     let left = std::sync::atomic::AtomicUsize::new(total);
-    let mut builds = futures::stream::iter(rows.into_iter().map(|row| build_one(db, row, &left)))
-        .buffer_unordered(at_once);
+    let mut builds = futures::stream::iter(rows.into_iter().map(|row| {
+        let forget = row.name != kept;
+        build_one(db, row, forget, &left)
+    }))
+    .buffer_unordered(at_once);
     while let Some(built) = builds.next().await {
         built?;
     }
-    if total > 0 && db.get_database_backend() == DatabaseBackend::Postgres {
+    drop(builds);
+    if db.get_database_backend() == DatabaseBackend::Postgres {
         // PostgreSQL keeps statistics of an expression (the name indexes' key) only from an
         // ANALYZE run after its index exists, and after a backfill nothing would trigger one:
         // without them the planner guesses the key's selectivity.
@@ -147,13 +178,24 @@ pub async fn build(db: &DatabaseConnection) -> Result<usize, StoreError> {
             .await
             .map_err(StoreError::db("analyze after index build"))?;
     }
+    // Every deferred index exists now, so the stand-ins have nothing left to stand in for.
+    for (name, _) in STAND_INS {
+        db.execute_unprepared(&format!("DROP INDEX IF EXISTS {name}"))
+            .await
+            .map_err(StoreError::db("drop stand-in index"))?;
+    }
+    deferred_index::Entity::delete_by_id(kept)
+        .exec(db)
+        .await
+        .map_err(StoreError::db("forget deferred index"))?;
     Ok(total)
 }
 
-/// Builds one deferred index and forgets it, in one transaction.
+/// Builds one deferred index and, with `forget`, forgets it, in one transaction.
 async fn build_one(
     db: &DatabaseConnection,
     row: deferred_index::Model,
+    forget: bool,
     left: &std::sync::atomic::AtomicUsize,
 ) -> Result<(), StoreError> {
     let started = std::time::Instant::now();
@@ -161,10 +203,12 @@ async fn build_one(
     txn.execute_unprepared(&if_not_exists(&row.definition))
         .await
         .map_err(StoreError::db("build deferred index"))?;
-    deferred_index::Entity::delete_by_id(row.name.clone())
-        .exec(&txn)
-        .await
-        .map_err(StoreError::db("forget deferred index"))?;
+    if forget {
+        deferred_index::Entity::delete_by_id(row.name.clone())
+            .exec(&txn)
+            .await
+            .map_err(StoreError::db("forget deferred index"))?;
+    }
     txn.commit().await.map_err(StoreError::db("commit"))?;
     let left = left.fetch_sub(1, std::sync::atomic::Ordering::Relaxed) - 1;
     metrics::gauge!("ensemble_query_indexes_deferred").set(left as f64);

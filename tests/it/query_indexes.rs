@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use ensemble::{
     Service,
-    store::query_indexes::{DEFERRABLE, build, defer, pending},
+    store::query_indexes::{DEFERRABLE, STAND_INS, build, defer, pending},
 };
 use ensemble_devkit::devnet::scenario::ScenarioOptions;
 use sea_orm::{ConnectionTrait, DatabaseBackend, DatabaseConnection, Statement};
@@ -15,6 +15,21 @@ use crate::support::{self, Backend, TestDb};
 
 /// (name, definition) of every deferrable index present.
 async fn present(db: &DatabaseConnection) -> Vec<(String, String)> {
+    indexes(db).await.into_iter().filter(|(name, _)| DEFERRABLE.contains(&name.as_str())).collect()
+}
+
+/// Names of the backfill's stand-in indexes present.
+async fn stand_ins(db: &DatabaseConnection) -> Vec<String> {
+    indexes(db)
+        .await
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| STAND_INS.iter().any(|(stand_in, _)| stand_in == name))
+        .collect()
+}
+
+/// (name, definition) of every index present.
+async fn indexes(db: &DatabaseConnection) -> Vec<(String, String)> {
     let backend = db.get_database_backend();
     let sql = match backend {
         DatabaseBackend::Postgres => {
@@ -31,7 +46,6 @@ async fn present(db: &DatabaseConnection) -> Vec<(String, String)> {
         .map(|r| {
             (r.try_get::<String>("", "name").expect("name"), r.try_get("", "def").expect("def"))
         })
-        .filter(|(name, _)| DEFERRABLE.contains(&name.as_str()))
         .collect()
 }
 
@@ -40,9 +54,13 @@ async fn defer_and_build_restore_the_same_indexes(backend: Backend) {
     let conn = ensemble::store::database::connect(&db.url).await.expect("connect");
     let before = present(&conn).await;
     assert!(before.len() >= 16, "the schema has the deferrable indexes: {before:?}");
+    assert!(stand_ins(&conn).await.is_empty(), "no stand-in outside a backfill");
 
     assert_eq!(defer(&conn).await.expect("defer"), before.len());
     assert!(present(&conn).await.is_empty(), "deferred indexes are dropped");
+    let mut expected: Vec<String> = STAND_INS.iter().map(|(name, _)| (*name).to_owned()).collect();
+    expected.sort();
+    assert_eq!(stand_ins(&conn).await, expected, "the stand-ins serve the backfill");
     let mut names: Vec<String> = before.iter().map(|(n, _)| n.clone()).collect();
     names.sort();
     assert_eq!(pending(&conn).await.expect("pending"), names);
@@ -53,6 +71,7 @@ async fn defer_and_build_restore_the_same_indexes(backend: Backend) {
     assert_eq!(build(&conn).await.expect("build"), before.len());
     let after = present(&conn).await;
     assert_eq!(after, before, "rebuilt indexes have their original definitions");
+    assert!(stand_ins(&conn).await.is_empty(), "the stand-ins go once the indexes are built");
     assert!(pending(&conn).await.expect("pending").is_empty());
     assert_eq!(build(&conn).await.expect("build again"), 0, "nothing is built twice");
 }
