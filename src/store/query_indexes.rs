@@ -161,15 +161,13 @@ pub async fn build(db: &DatabaseConnection) -> Result<usize, StoreError> {
         _ => 1,
     };
     let left = std::sync::atomic::AtomicUsize::new(total);
-    let mut builds = futures::stream::iter(rows.into_iter().map(|row| {
-        let forget = row.name != kept;
-        build_one(db, row, forget, &left)
-    }))
+    let mut builds = futures::stream::iter(
+        rows.into_iter().enumerate().map(|(i, row)| build_one(db, row, i > 0, &left)),
+    )
     .buffer_unordered(at_once);
     while let Some(built) = builds.next().await {
         built?;
     }
-    drop(builds);
     if db.get_database_backend() == DatabaseBackend::Postgres {
         // PostgreSQL keeps statistics of an expression (the name indexes' key) only from an
         // ANALYZE run after its index exists, and after a backfill nothing would trigger one:
