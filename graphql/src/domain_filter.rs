@@ -174,7 +174,7 @@ pub(crate) fn escape_like(text: &str) -> String {
 
 /// Names containing `text`, through each engine's trigram index: PostgreSQL's `pg_trgm` GIN
 /// index serves `LIKE '%text%'` itself. On SQLite the FTS5 trigram table `domains_name_fts`
-/// (kept in step with `domains` by triggers) keeps which names hold each trigram but not
+/// (kept in step with `domains` by the flushes that write names) keeps which names hold each trigram but not
 /// where (`detail='none'`, a fraction of the size), so it answers only whether a name holds
 /// every trigram of `text`: those rowids are candidates, and `instr` keeps the names that hold
 /// `text` itself (the API lowercased it already). Trigrams are matched as terms, not as a

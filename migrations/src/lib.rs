@@ -12,6 +12,7 @@ pub use sea_orm_migration::prelude::*;
 mod m20261202_000001_baseline;
 mod m20261203_000001_owner_indexes;
 mod m20261204_000001_name_statistics;
+mod m20261205_000001_name_search_by_flush;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -24,6 +25,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000001_baseline::Migration),
             Box::new(m20261203_000001_owner_indexes::Migration),
             Box::new(m20261204_000001_name_statistics::Migration),
+            Box::new(m20261205_000001_name_search_by_flush::Migration),
         ]
     }
 }

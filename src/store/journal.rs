@@ -278,6 +278,9 @@ pub(super) async fn restore_domain<C: ConnectionTrait>(
     prior: Option<&str>,
 ) -> Result<(), StoreError> {
     let Some(json) = prior else {
+        // The domain was created by the undone window: its name leaves the search with it.
+        let id: domain::DomainKey = key.parse().map_err(|e| StoreError::Journal(format!("{e}")))?;
+        super::name_search::forget(txn, &[&id]).await?;
         return restore::<domain::Entity, _, domain::DomainKey>(txn, key, None).await;
     };
     let mut row: domain::Model =

@@ -10,6 +10,7 @@
 //! - [`writer`] flushes a dirty set in ONE transaction together with the chain checkpoint, so
 //!   a crash leaves either all of a batch or none of it, and a restart resumes after the
 //!   checkpoint with nothing applied twice;
+//! - [`name_search`] keeps SQLite's name search in step with the names a flush writes;
 //! - [`namespace`] records the namespace's bridges and reverse registrars for the API;
 //! - [`status_row`] writes each chain's status row, [`rpc_cache`] the answers of the calls
 //!   the decoder makes;
@@ -33,6 +34,7 @@ pub mod heal_log_cursor;
 pub mod in_flight;
 pub mod journal;
 pub mod memory_budget;
+pub mod name_search;
 pub mod namespace;
 pub mod prefetch;
 pub mod query_indexes;

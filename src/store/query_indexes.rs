@@ -10,8 +10,8 @@
 //! recorded, a restart resumes the build where it stopped, and an index that exists is never
 //! dropped or rebuilt again (ENSNode rebuilds all of its indexes after every restart).
 //!
-//! Only indexes are deferred, never triggers: a missing index makes a query slower, never
-//! wrong. While indexes are deferred, `/ready` answers 503 with the reason.
+//! Only indexes are deferred, never the name search: a missing index makes a query slower,
+//! never wrong. While indexes are deferred, `/ready` answers 503 with the reason.
 
 use entities::deferred_index;
 use futures::StreamExt;

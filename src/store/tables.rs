@@ -26,7 +26,7 @@ use super::{
     StoreError,
     cache::CacheKey,
     in_flight::SharedRows,
-    journal,
+    journal, name_search,
     row_size::RowSize,
     table::{Table, map_bytes},
     writer::{self, Changes, Conflict},
@@ -144,16 +144,26 @@ impl WriteBehind for domain::Entity {
         changes: &'a Changes,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         // SQLite rewrites an index entry whenever one of its columns is assigned: a domain
-        // that was not renamed keeps its name columns out of the update.
+        // that was not renamed keeps its name columns out of the update. The name search
+        // relearns the names of the renamed rows and of every row inserted.
         Box::pin(async move {
             let (renamed, kept): (Vec<&domain::Model>, Vec<&domain::Model>) =
                 rows.iter().partition(|d| changes.renamed_domains.contains(&d.id));
+            let renamed_ids: Vec<&DomainKey> = renamed.iter().map(|d| &d.id).collect();
+            let started = std::time::Instant::now();
+            let last = name_search::last_row(txn).await?;
+            name_search::forget(txn, &renamed_ids).await?;
+            writer::record_table_time("name_search", started);
             writer::write_rows::<Self, _, _>(txn, &renamed, Conflict::UpdateAllBut(&DOMAIN_FIXED))
                 .await?;
             let fixed_and_name: Vec<domain::Column> =
                 DOMAIN_FIXED.into_iter().chain(DOMAIN_NAME).collect();
             writer::write_rows::<Self, _, _>(txn, &kept, Conflict::UpdateAllBut(&fixed_and_name))
-                .await
+                .await?;
+            let started = std::time::Instant::now();
+            name_search::index(txn, &renamed_ids, last).await?;
+            writer::record_table_time("name_search", started);
+            Ok(())
         })
     }
 

@@ -16,9 +16,9 @@ use entities::{
     event, label,
     packed_words::PackedWords,
 };
-use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder};
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, QueryOrder};
 
-use crate::support::{Backend, TestDb};
+use crate::support::{self, Backend, TestDb};
 
 /// Text that breaks naive quoting in either engine's literals.
 const AWKWARD: [&str; 5] = ["a\"b\\c,{d} NULL", "", "NULL", "ü🦊 ' ; --", "\\x00ab"];
@@ -115,6 +115,8 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
     write(&writer, &changes, &checkpoint(9), None).await.expect("first flush");
 
     assert_eq!(domains(&db).await, first, "{backend:?}: domains read back as written");
+    // None of them was marked renamed: every inserted row is searchable all the same.
+    assert!(support::name_search_matches(&db).await, "{backend:?}: inserted names searchable");
     let mut stored_labels = label::Entity::find().all(&db).await.expect("labels");
     stored_labels.sort_by(|a, b| a.label_hash.cmp(&b.label_hash));
     assert_eq!(stored_labels, labels, "{backend:?}: labels read back as written");
@@ -152,6 +154,23 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         })
         .collect();
     assert_eq!(domains(&db).await, expected, "{backend:?}: conflicts update all but kept columns");
+    assert!(support::name_search_matches(&db).await, "{backend:?}: the rename is searchable");
+    if backend == Backend::Sqlite {
+        let found: Vec<String> = renamed_search(&db).await;
+        assert_eq!(found, [format!("renamed {}", AWKWARD[1])], "only domain 2 was renamed");
+        // The check tells: a name changed behind the flush's back leaves the search stale.
+        db.execute_unprepared("UPDATE domains SET name = 'behind its back' WHERE seq = 4294967297")
+            .await
+            .expect("rename directly");
+        assert!(!support::name_search_matches(&db).await, "a stale name search is detected");
+        db.execute_unprepared(&format!(
+            "UPDATE domains SET name = '{}' WHERE seq = 4294967297",
+            expected[0].name.replace('\'', "''")
+        ))
+        .await
+        .expect("rename back");
+        assert!(support::name_search_matches(&db).await, "the search matches again");
+    }
 
     // The history is append-only: writing an event row again fails the whole flush, which
     // commits nothing, not even its other rows or its checkpoint.
@@ -174,6 +193,20 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
 }
 
 crate::support::on_both_engines!(rows_round_trip_and_conflicts_update_what_they_should);
+
+/// Names that hold each trigram of "renamed", as SQLite's name search finds them (a search
+/// that keeps which names hold a trigram, not where, matches trigrams, not phrases).
+async fn renamed_search(db: &DatabaseConnection) -> Vec<String> {
+    let rows = db
+        .query_all_raw(sea_orm::Statement::from_string(
+            sea_orm::DatabaseBackend::Sqlite,
+            "SELECT name FROM domains WHERE rowid IN \
+             (SELECT rowid FROM domains_name_fts WHERE domains_name_fts MATCH '\"ren\" \"ena\" \"nam\" \"ame\" \"med\"')",
+        ))
+        .await
+        .expect("search");
+    rows.iter().map(|r| r.try_get::<String>("", "name").expect("name")).collect()
+}
 
 /// A flush runs on the handler's writer thread, whose runtime stops with the handler. If the
 /// flush borrowed a connection from the shared pool, that connection could be opened on the

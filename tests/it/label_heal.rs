@@ -215,6 +215,10 @@ async fn an_import_heals_a_running_indexer(
     let healed = names_containing(&service.db, "sub0.").await;
     assert_eq!(healed.len(), unhealed.len(), "{healed:?}");
     assert!(names_containing(&service.db, "deep.sub0.").await.len() >= 10);
+    assert!(
+        crate::support::name_search_matches(&service.db).await,
+        "the name search learned the healed names and forgot the old ones"
+    );
     // GraphQL finds a healed name by its plaintext.
     let schema = graphql::build_schema(service.db.clone());
     let name = healed.iter().find(|n| n.starts_with("sub0.")).unwrap();

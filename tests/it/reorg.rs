@@ -136,6 +136,10 @@ async fn reorgs_at_depths_equal_a_fresh_index(backend: Backend, chain_id: u64) {
         );
     }
     let actual = ensemble::dump::dump(&service.db).await.unwrap();
+    assert!(
+        support::name_search_matches(&service.db).await,
+        "the name search forgot the orphaned names"
+    );
     // The journal holds only the unfinalized tail of the chain.
     let head = alloy::providers::Provider::get_block_number(driver.provider()).await.unwrap();
     let windows = ensemble::store::journal::windows(&service.db, chain_id.into()).await.unwrap();

@@ -27,7 +27,7 @@ use ensemble::{
     ens::name::{
         child_node, domain_id, hex_address, interpret_label, labelhash, resolver_record_id,
     },
-    store::{StoreError, domain_seq::DomainSeqs, writer::upsert},
+    store::{StoreError, domain_seq::DomainSeqs, name_search, writer::upsert},
 };
 
 /// Chain id of the generated namegraph (mainnet).
@@ -97,7 +97,11 @@ impl Batch {
         let rows = self.rows();
         let txn = db.begin().await.map_err(StoreError::db("begin"))?;
         upsert::<label::Entity, _>(&txn, &self.labels).await?;
+        let ids: Vec<&domain::DomainKey> = self.domains.iter().map(|d| &d.id).collect();
+        let last = name_search::last_row(&txn).await?;
+        name_search::forget(&txn, &ids).await?;
         upsert::<domain::Entity, _>(&txn, &self.domains).await?;
+        name_search::index(&txn, &ids, last).await?;
         upsert::<registration::Entity, _>(&txn, &self.registrations).await?;
         upsert::<resolver_record::Entity, _>(&txn, &self.records).await?;
         upsert::<resolver_address::Entity, _>(&txn, &self.addresses).await?;
