@@ -134,7 +134,10 @@ impl EntityStore {
     /// look for its children and for it by label in memory only.
     pub fn create_domain(&mut self, row: domain::Model) {
         self.new.add_domain(&row);
-        self.put_domain(row);
+        // Not marked renamed: the flush inserts a new row whole, its name included, and the
+        // name search indexes every row a flush inserts ([`super::name_search::index`]).
+        // Marked, it would be looked up by key twice more in the flush, found in neither.
+        self.tables.domains.put(row.id.clone(), row, &mut self.dirty_heap);
     }
 
     /// Stores a new version of a domain (a new domain goes through
