@@ -174,12 +174,12 @@ pub(crate) fn escape_like(text: &str) -> String {
 
 /// Names containing `text`, through each engine's trigram index: PostgreSQL's `pg_trgm` GIN
 /// index serves `LIKE '%text%'` itself. On SQLite the FTS5 trigram table `domains_name_fts`
-/// (kept in step with `domains` by the flushes that write names) keeps which names hold each trigram but not
-/// where (`detail='none'`, a fraction of the size), so it answers only whether a name holds
-/// every trigram of `text`: those rowids are candidates, and `instr` keeps the names that hold
-/// `text` itself (the API lowercased it already). Trigrams are matched as terms, not as a
-/// `LIKE` pattern, so a `%` or `_` in `text` is a character like any other and never a
-/// wildcard that would make the trigram table scan every name.
+/// (kept in step with `domains` by the flushes that write names) keeps which names hold each
+/// trigram but not where (`detail='none'`, a fraction of the size), so it answers only
+/// whether a name holds every trigram of `text`: those rowids are candidates, and `instr`
+/// keeps the names that hold `text` itself (the API lowercased it already). Trigrams are
+/// matched as terms, not as a `LIKE` pattern, so a `%` or `_` in `text` is a character like
+/// any other and never a wildcard that would make the trigram table scan every name.
 fn contains(text: &str, backend: DbBackend) -> SimpleExpr {
     match backend {
         DbBackend::Sqlite => Expr::cust_with_values(

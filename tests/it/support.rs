@@ -168,9 +168,9 @@ pub async fn name_search_matches(db: &DatabaseConnection) -> bool {
     if db.get_database_backend() != sea_orm::DatabaseBackend::Sqlite {
         return true;
     }
-    // In a transaction of its own, rolled back: a failed check (FTS5 reports a mismatch as a
-    // corrupt table) must not leave its pooled connection inside a transaction that the
-    // test's next statements would then run in unseen.
+    // In a transaction of its own, rolled back, so that nothing a failed check (FTS5 reports
+    // a mismatch as a corrupt table) leaves on its pooled connection outlasts it: run bare,
+    // a later `UPDATE` through the pool once went unseen by the next reads (cause not found).
     let txn = db.begin().await.expect("begin");
     let checked = txn
         .execute_unprepared(
