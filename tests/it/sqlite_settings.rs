@@ -1,6 +1,7 @@
 //! SQLite storage settings: a new database file gets 16 KiB pages and a WAL that checkpoints
 //! every 10 000 pages; the flush writer is a connection of its own, with the page cache the
-//! indexer's budget gives it, over the same file the pooled connections read.
+//! indexer's budget gives it, over the same file the pooled connections read; the linked SQLite
+//! is built with the repository's flags.
 
 use ensemble::store::database::{
     SQLITE_CACHE_KIB, SQLITE_PAGE_BYTES, SQLITE_WAL_AUTOCHECKPOINT_PAGES, connect,
@@ -57,4 +58,27 @@ async fn a_new_database_has_large_pages_and_a_writer_of_its_own() {
         seen.try_get_by_index::<String>(0).expect("definition"),
         "CREATE INDEX probe ON labels (label)"
     );
+}
+
+/// The SQLite the binary links is built with the repository's flags (`.cargo/config.toml`):
+/// each connection keeps a page cache of its own, and allocations keep no statistics. A build
+/// without those flags would still work, with the writer and the readers contending for one
+/// shared cache.
+#[actix_rt::test]
+async fn sqlite_is_built_with_private_page_caches_and_no_allocation_statistics() {
+    let test_db = TestDb::new(Backend::Sqlite).await;
+    let db = connect(&test_db.url).await.expect("connect");
+    let options: Vec<String> = db
+        .query_all_raw(Statement::from_string(db.get_database_backend(), "PRAGMA compile_options"))
+        .await
+        .expect("compile options")
+        .iter()
+        .map(|row| row.try_get_by_index::<String>(0).expect("option"))
+        .collect();
+    assert!(options.iter().any(|o| o == "THREADSAFE=1"), "the options are listed: {options:?}");
+    assert!(
+        !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+        "one page cache per connection: {options:?}"
+    );
+    assert!(options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"), "no statistics: {options:?}");
 }
