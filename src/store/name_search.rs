@@ -20,8 +20,10 @@ use sea_orm::{ConnectionTrait, DatabaseBackend, Statement, Value};
 
 use super::StoreError;
 
-/// Domain keys per statement. Every statement binds exactly this many (the last chunk repeats
-/// its last key, which an `IN` list ignores), so each of the two statements is prepared once.
+/// Domain keys per statement at most. A statement binds a power of two of them (a chunk
+/// repeats its last key up to that, which an `IN` list ignores), so each of the two statements
+/// has at most thirteen shapes, each prepared once, and a rollback that forgets one name binds
+/// one key, not thousands.
 pub const KEYS_PER_STATEMENT: usize = 4096;
 
 /// The highest rowid of `domains` (0 when empty): rows a statement inserts after this read
@@ -95,10 +97,10 @@ async fn for_keys<C: ConnectionTrait>(
     if db.get_database_backend() != DatabaseBackend::Sqlite || ids.is_empty() {
         return Ok(());
     }
-    let placeholders = vec!["?"; KEYS_PER_STATEMENT].join(", ");
-    let sql = format!("{head} ({placeholders})");
     for chunk in ids.chunks(KEYS_PER_STATEMENT) {
-        let pad = chunk.last().into_iter().cycle().take(KEYS_PER_STATEMENT - chunk.len());
+        let keys = chunk.len().next_power_of_two();
+        let sql = format!("{head} ({})", vec!["?"; keys].join(", "));
+        let pad = chunk.last().into_iter().cycle().take(keys - chunk.len());
         let values: Vec<Value> = bound
             .map(Value::from)
             .into_iter()
