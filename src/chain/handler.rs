@@ -169,7 +169,7 @@ fn write_behind(
         async move {
             // The write (and its share of the rows) ends before the answer goes out, so the
             // store can take the rows back without copying them.
-            let written = pending.write(&cp, None).await;
+            let written = pending.write_behind(&cp).await;
             let _ = tx.send(written);
         },
         registration,

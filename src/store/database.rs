@@ -40,12 +40,30 @@ pub const SQLITE_PAGE_BYTES: u32 = 16 * 1024;
 pub const SQLITE_WAL_AUTOCHECKPOINT_PAGES: u32 = 100_000;
 
 /// WAL bytes past which a flush's commit is followed by a checkpoint that empties the WAL
-/// ([`bound_wal`]): the autocheckpoint's threshold in bytes.
-pub const SQLITE_WAL_TRUNCATE_BYTES: u64 =
+/// ([`bound_wal`]): the autocheckpoint's threshold in bytes. The flush writer's connection
+/// also keeps a WAL file it reuses at this size (`journal_size_limit`, [`writer_connection`]).
+pub const SQLITE_WAL_BOUND_BYTES: u64 =
     SQLITE_WAL_AUTOCHECKPOINT_PAGES as u64 * SQLITE_PAGE_BYTES as u64;
 
-/// Empties an SQLite WAL that has outgrown [`SQLITE_WAL_TRUNCATE_BYTES`], after a commit on
-/// the connection `db` writes through; elsewhere nothing.
+/// How [`bound_wal`] empties a WAL that has outgrown [`SQLITE_WAL_BOUND_BYTES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalBound {
+    /// `wal_checkpoint(RESTART)`: the next commit writes the WAL from its beginning again, over
+    /// the file's blocks, which stay allocated at the bound. For the flushes written behind
+    /// while a chain catches up, which fill the WAL again within seconds. Truncating instead
+    /// gave the file's blocks back (on a filesystem mounted with `discard`, the device
+    /// discarded them) and the next flushes allocated them again: at 5M events `begin` took
+    /// 1–11 s of a backfill's flushes against 0.1–0.2 s, the commits 49 s against 40, and the
+    /// run was 5–8% slower; the checkpoints themselves took 14–15 s against 22–26 s, and the
+    /// process wrote 7–9 GB less to disk (BENCHMARKS.md, the WAL-restart runs).
+    Reuse,
+    /// `wal_checkpoint(TRUNCATE)`: the file is truncated, so a chain at its head, whose small
+    /// flushes take long to fill it again, does not keep a WAL of the bound's size on disk.
+    Truncate,
+}
+
+/// Empties an SQLite WAL that has outgrown [`SQLITE_WAL_BOUND_BYTES`] as `mode` says, after a
+/// commit on the connection `db` writes through; elsewhere nothing.
 ///
 /// The autocheckpoint alone does not bound the WAL. It is passive: it copies only the frames
 /// no reader's snapshot still needs, and SQLite starts writing the WAL from its beginning
@@ -53,19 +71,24 @@ pub const SQLITE_WAL_TRUNCATE_BYTES: u64 =
 /// prefetch and the API read all the time, so that moment rarely came: the WAL grew to
 /// 9.5–14.7 GB in a 5M-event backfill whose database is 2 GB, and past the threshold every
 /// commit ran another passive checkpoint, copying again the pages rewritten since the last.
-/// `wal_checkpoint(TRUNCATE)` waits (up to the busy timeout) for the readers of older
-/// snapshots to finish, copies what is left and truncates the file. If it cannot within
-/// the timeout, the WAL stays as it is until the next commit tries again. It runs after a
-/// flush has committed, so an error here is logged and fails nothing: the rows are stored,
-/// and a failed flush would only have its chain restart from the checkpoint it just wrote.
-pub async fn bound_wal(db: &DatabaseConnection) {
-    if let Err(err) = bound_wal_at(db, SQLITE_WAL_TRUNCATE_BYTES).await {
+/// `RESTART` and `TRUNCATE` wait (up to the busy timeout) for the readers of older snapshots
+/// to finish and copy what is left; then the next commit starts the WAL from its beginning,
+/// and `TRUNCATE` also empties the file. If the wait runs out, the WAL stays as it is until
+/// the next commit tries again. It runs after a flush has committed, so an error here is
+/// logged and fails nothing: the rows are stored, and a failed flush would only have its
+/// chain restart from the checkpoint it just wrote.
+pub async fn bound_wal(db: &DatabaseConnection, mode: WalBound) {
+    if let Err(err) = bound_wal_at(db, SQLITE_WAL_BOUND_BYTES, mode).await {
         tracing::warn!(target: "store", error = %err, "Write-ahead log not bounded; the next commit tries again");
     }
 }
 
 /// [`bound_wal`] with the bound `limit`, in bytes.
-async fn bound_wal_at(db: &DatabaseConnection, limit: u64) -> Result<(), StoreError> {
+async fn bound_wal_at(
+    db: &DatabaseConnection,
+    limit: u64,
+    mode: WalBound,
+) -> Result<(), StoreError> {
     if db.get_database_backend() != sea_orm::DatabaseBackend::Sqlite {
         return Ok(());
     }
@@ -74,14 +97,23 @@ async fn bound_wal_at(db: &DatabaseConnection, limit: u64) -> Result<(), StoreEr
     wal.push("-wal");
     // No WAL file (an in-memory database, or nothing written yet): nothing to bound.
     let Ok(meta) = std::fs::metadata(&wal) else { return Ok(()) };
-    if meta.len() < limit {
+    // A reused WAL file is cut back to `limit` at the first commit after a restart
+    // (`journal_size_limit`), and stays that long while the WAL written into it is shorter:
+    // only a file longer than that holds more than the bound.
+    let within = match mode {
+        WalBound::Reuse => meta.len() <= limit,
+        WalBound::Truncate => meta.len() < limit,
+    };
+    if within {
         return Ok(());
     }
     let started = std::time::Instant::now();
-    db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
-        .await
-        .map_err(StoreError::db("checkpoint the WAL"))?;
-    super::writer::record_table_time("wal_truncate", started);
+    let pragma = match mode {
+        WalBound::Reuse => "PRAGMA wal_checkpoint(RESTART)",
+        WalBound::Truncate => "PRAGMA wal_checkpoint(TRUNCATE)",
+    };
+    db.execute_unprepared(pragma).await.map_err(StoreError::db("checkpoint the WAL"))?;
+    super::writer::record_table_time("wal_checkpoint", started);
     Ok(())
 }
 
@@ -287,7 +319,9 @@ fn with_nodelay(
 /// On SQLite the connection also gets a page cache of `page_cache_bytes`: an upsert reads the
 /// index pages it changes, and a pooled connection's cache holds a small part of the domain
 /// indexes of a large backfill (64 MiB instead of 16: 16.0k -> 17.8k events/s at 5M). On
-/// PostgreSQL the server owns the cache and `page_cache_bytes` is unused.
+/// PostgreSQL the server owns the cache and `page_cache_bytes` is unused. Its WAL file is kept
+/// at [`SQLITE_WAL_BOUND_BYTES`] when a restarted WAL is written into it again
+/// (`journal_size_limit`; see [`WalBound::Reuse`]).
 pub fn writer_connection(db: &DatabaseConnection, page_cache_bytes: u64) -> DatabaseConnection {
     use sea_orm::sqlx::{postgres::PgPoolOptions, sqlite::SqlitePoolOptions};
     if db.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
@@ -301,7 +335,8 @@ pub fn writer_connection(db: &DatabaseConnection, page_cache_bytes: u64) -> Data
     let pool = db.get_sqlite_connection_pool();
     let options = (*pool.connect_options())
         .clone()
-        .pragma("cache_size", format!("-{}", (page_cache_bytes >> 10).max(1)));
+        .pragma("cache_size", format!("-{}", (page_cache_bytes >> 10).max(1)))
+        .pragma("journal_size_limit", SQLITE_WAL_BOUND_BYTES.to_string());
     let writer = SqlitePoolOptions::new()
         .max_connections(1)
         .acquire_timeout(Duration::from_secs(30))
@@ -326,30 +361,69 @@ mod tests {
         let db = connect_without_migrating(&url).await.unwrap();
         let writer = writer_connection(&db, 1 << 20);
         writer.execute_unprepared("CREATE TABLE t (v BLOB)").await.unwrap();
-        let fill = "INSERT INTO t SELECT randomblob(1000) FROM \
-                    (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) \
-                    SELECT i FROM n)";
-        writer.execute_unprepared(fill).await.unwrap();
-        let grown = wal_bytes(dir.path());
+        let grown = fill(&writer, dir.path()).await;
         assert!(grown > 500_000, "the WAL holds the rows: {grown} bytes");
 
-        bound_wal_at(&writer, grown + 1).await.unwrap();
+        for mode in [WalBound::Reuse, WalBound::Truncate] {
+            bound_wal_at(&writer, grown + 1, mode).await.unwrap();
+        }
         assert_eq!(wal_bytes(dir.path()), grown, "within its bound, the WAL is left alone");
 
         // A reader holds a snapshot from before the next write while the WAL is bounded.
         let reader = db.begin().await.unwrap();
         reader.execute_unprepared("SELECT count(*) FROM t").await.unwrap();
-        writer.execute_unprepared(fill).await.unwrap();
+        let twice = fill(&writer, dir.path()).await;
+        assert!(twice > grown, "the WAL grew: {twice} bytes");
         let release = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(300)).await;
             reader.commit().await.unwrap();
         });
         let started = std::time::Instant::now();
-        bound_wal_at(&writer, 1).await.unwrap();
+        bound_wal_at(&writer, 1, WalBound::Truncate).await.unwrap();
         assert!(started.elapsed() >= Duration::from_millis(250), "waited for the reader");
         release.await.unwrap();
         assert_eq!(wal_bytes(dir.path()), 0, "the WAL is emptied");
-        let rows = writer
+        assert_eq!(rows(&writer).await, 1000, "nothing is lost");
+    }
+
+    /// Restarted, a WAL past its bound keeps its file: the next writes go over it from its
+    /// beginning, once the reader of an older snapshot has finished, instead of growing it.
+    #[tokio::test]
+    async fn a_restarted_wal_is_written_again_from_its_beginning() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("wal.sqlite").display());
+        let db = connect_without_migrating(&url).await.unwrap();
+        let writer = writer_connection(&db, 1 << 20);
+        writer.execute_unprepared("CREATE TABLE t (v BLOB)").await.unwrap();
+        fill(&writer, dir.path()).await;
+        let reader = db.begin().await.unwrap();
+        reader.execute_unprepared("SELECT count(*) FROM t").await.unwrap();
+        let grown = fill(&writer, dir.path()).await;
+        let release = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            reader.commit().await.unwrap();
+        });
+        let started = std::time::Instant::now();
+        bound_wal_at(&writer, grown - 1, WalBound::Reuse).await.unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(250), "waited for the reader");
+        release.await.unwrap();
+        assert_eq!(wal_bytes(dir.path()), grown, "the file is kept");
+        // Without the restart this write would append to the WAL, past its length.
+        assert_eq!(fill(&writer, dir.path()).await, grown, "written over from the beginning");
+        assert_eq!(rows(&writer).await, 1500, "nothing is lost");
+    }
+
+    /// Writes 500 rows of 1,000 random bytes through `writer`; returns the WAL's length.
+    async fn fill(writer: &DatabaseConnection, dir: &std::path::Path) -> u64 {
+        let fill = "INSERT INTO t SELECT randomblob(1000) FROM \
+                    (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) \
+                    SELECT i FROM n)";
+        writer.execute_unprepared(fill).await.unwrap();
+        wal_bytes(dir)
+    }
+
+    async fn rows(writer: &DatabaseConnection) -> i64 {
+        let row = writer
             .query_one_raw(sea_orm::Statement::from_string(
                 sea_orm::DatabaseBackend::Sqlite,
                 "SELECT count(*) AS n FROM t",
@@ -357,6 +431,6 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(rows.try_get::<i64>("", "n").unwrap(), 1000, "nothing is lost");
+        row.try_get::<i64>("", "n").unwrap()
     }
 }

@@ -6,6 +6,7 @@ use sea_orm::DatabaseConnection;
 
 use super::{
     EntityStore, StoreError,
+    database::WalBound,
     heal_index::NewRows,
     journal::JournalWindow,
     table::{map_bytes, set_bytes, vec_bytes},
@@ -27,7 +28,15 @@ impl PendingFlush {
         checkpoint: &Checkpoint,
         journal: Option<&JournalWindow>,
     ) -> Result<usize, StoreError> {
-        writer::write(&self.db, &self.changes, checkpoint, journal).await?;
+        writer::write(&self.db, &self.changes, checkpoint, journal, WalBound::Truncate).await?;
+        Ok(self.changes.len())
+    }
+
+    /// [`PendingFlush::write`] for a flush written behind while the chain catches up: no
+    /// journal, and a WAL past its bound is restarted in its file rather than truncated
+    /// ([`WalBound::Reuse`]), since the next flushes fill it again.
+    pub async fn write_behind(self, checkpoint: &Checkpoint) -> Result<usize, StoreError> {
+        writer::write(&self.db, &self.changes, checkpoint, None, WalBound::Reuse).await?;
         Ok(self.changes.len())
     }
 }

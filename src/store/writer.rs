@@ -11,7 +11,7 @@ use sea_orm::{
     Iterable, PrimaryKeyToColumn, QueryFilter, sea_query::OnConflict,
 };
 
-use super::{StoreError, journal::JournalWindow, tables::CachedRows};
+use super::{StoreError, database::WalBound, journal::JournalWindow, tables::CachedRows};
 use crate::ChainId;
 
 /// SQLite allows 32 766 bound values per statement and PostgreSQL 65 535; chunks stay under
@@ -205,12 +205,14 @@ pub(super) fn record_table_time(entity: &'static str, started: std::time::Instan
 }
 
 /// Writes `changes` and `checkpoint` in one transaction; with a `journal` window, the prior
-/// images of everything changed go into the journal first, in the same transaction.
+/// images of everything changed go into the journal first, in the same transaction. After
+/// the commit, a WAL past its bound is emptied as `wal` says.
 pub async fn write(
     db: &DatabaseConnection,
     changes: &Changes,
     checkpoint: &Checkpoint,
     journal: Option<&JournalWindow>,
+    wal: WalBound,
 ) -> Result<(), StoreError> {
     let started = std::time::Instant::now();
     let txn = super::database::begin_write(db).await?;
@@ -289,7 +291,7 @@ pub async fn write(
     let started = std::time::Instant::now();
     txn.commit().await.map_err(StoreError::db("commit"))?;
     record_table_time("commit", started);
-    super::database::bound_wal(db).await;
+    super::database::bound_wal(db, wal).await;
     Ok(())
 }
 

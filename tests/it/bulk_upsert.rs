@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use ensemble::store::{
-    database::{DEFAULT_MAX_CONNECTIONS, connect, writer_connection},
+    database::{DEFAULT_MAX_CONNECTIONS, WalBound, connect, writer_connection},
     tables::CachedRows,
     writer::{Changes, Checkpoint, read_checkpoint, write},
 };
@@ -112,7 +112,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         events: events.clone(),
         ..Changes::default()
     };
-    write(&writer, &changes, &checkpoint(9), None).await.expect("first flush");
+    write(&writer, &changes, &checkpoint(9), None, WalBound::Truncate).await.expect("first flush");
 
     assert_eq!(domains(&db).await, first, "{backend:?}: domains read back as written");
     // None of them was marked renamed: every inserted row is searchable all the same.
@@ -140,7 +140,9 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         renamed_domains: renamed,
         ..Changes::default()
     };
-    write(&writer, &changes, &checkpoint(10), None).await.expect("second flush");
+    write(&writer, &changes, &checkpoint(10), None, WalBound::Truncate)
+        .await
+        .expect("second flush");
 
     let expected: Vec<domain::Model> = first
         .iter()
@@ -183,7 +185,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
         ..Changes::default()
     };
     assert!(
-        write(&writer, &again, &checkpoint(11), None).await.is_err(),
+        write(&writer, &again, &checkpoint(11), None, WalBound::Truncate).await.is_err(),
         "{backend:?}: a history row written twice is refused"
     );
     assert_eq!(domains(&db).await, expected, "{backend:?}: the refused flush left nothing");
@@ -236,7 +238,7 @@ async fn postgres_flushes_never_borrow_the_pools_connections() {
         };
         let written = tokio::time::timeout(
             Duration::from_secs(20),
-            write(&writer, &changes, &checkpoint(1), None),
+            write(&writer, &changes, &checkpoint(1), None, WalBound::Truncate),
         )
         .await;
         let _ = tx.send(matches!(written, Ok(Ok(()))));
