@@ -40,8 +40,9 @@ pub const SQLITE_PAGE_BYTES: u32 = 16 * 1024;
 pub const SQLITE_WAL_AUTOCHECKPOINT_PAGES: u32 = 100_000;
 
 /// WAL bytes past which a flush's commit is followed by a checkpoint that empties the WAL
-/// ([`bound_wal`]): the autocheckpoint's threshold in bytes. The flush writer's connection
-/// also keeps a WAL file it reuses at this size (`journal_size_limit`, [`writer_connection`]).
+/// ([`bound_wal`]): the autocheckpoint's threshold in bytes. Every connection also cuts a
+/// restarted WAL's file back to this length at the first commit after the restart
+/// (`journal_size_limit`): whichever connection writes first, the file keeps the bound.
 pub const SQLITE_WAL_BOUND_BYTES: u64 =
     SQLITE_WAL_AUTOCHECKPOINT_PAGES as u64 * SQLITE_PAGE_BYTES as u64;
 
@@ -249,6 +250,7 @@ pub async fn connect_without_migrating(url: &str) -> Result<DatabaseConnection, 
                 .page_size(SQLITE_PAGE_BYTES)
                 .pragma("cache_size", format!("-{SQLITE_CACHE_KIB}"))
                 .pragma("wal_autocheckpoint", SQLITE_WAL_AUTOCHECKPOINT_PAGES.to_string())
+                .pragma("journal_size_limit", SQLITE_WAL_BOUND_BYTES.to_string())
                 .pragma("temp_store", "file")
         });
     } else {
@@ -319,9 +321,7 @@ fn with_nodelay(
 /// On SQLite the connection also gets a page cache of `page_cache_bytes`: an upsert reads the
 /// index pages it changes, and a pooled connection's cache holds a small part of the domain
 /// indexes of a large backfill (64 MiB instead of 16: 16.0k -> 17.8k events/s at 5M). On
-/// PostgreSQL the server owns the cache and `page_cache_bytes` is unused. Its WAL file is kept
-/// at [`SQLITE_WAL_BOUND_BYTES`] when a restarted WAL is written into it again
-/// (`journal_size_limit`; see [`WalBound::Reuse`]).
+/// PostgreSQL the server owns the cache and `page_cache_bytes` is unused.
 pub fn writer_connection(db: &DatabaseConnection, page_cache_bytes: u64) -> DatabaseConnection {
     use sea_orm::sqlx::{postgres::PgPoolOptions, sqlite::SqlitePoolOptions};
     if db.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
@@ -335,8 +335,7 @@ pub fn writer_connection(db: &DatabaseConnection, page_cache_bytes: u64) -> Data
     let pool = db.get_sqlite_connection_pool();
     let options = (*pool.connect_options())
         .clone()
-        .pragma("cache_size", format!("-{}", (page_cache_bytes >> 10).max(1)))
-        .pragma("journal_size_limit", SQLITE_WAL_BOUND_BYTES.to_string());
+        .pragma("cache_size", format!("-{}", (page_cache_bytes >> 10).max(1)));
     let writer = SqlitePoolOptions::new()
         .max_connections(1)
         .acquire_timeout(Duration::from_secs(30))
