@@ -355,11 +355,7 @@ mod tests {
     /// and one within its bound is left alone.
     #[tokio::test]
     async fn a_wal_past_its_bound_is_emptied_after_its_readers() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}?mode=rwc", dir.path().join("wal.sqlite").display());
-        let db = connect_without_migrating(&url).await.unwrap();
-        let writer = writer_connection(&db, 1 << 20);
-        writer.execute_unprepared("CREATE TABLE t (v BLOB)").await.unwrap();
+        let (dir, db, writer) = wal_database().await;
         let grown = fill(&writer, dir.path()).await;
         assert!(grown > 500_000, "the WAL holds the rows: {grown} bytes");
 
@@ -389,11 +385,7 @@ mod tests {
     /// beginning, once the reader of an older snapshot has finished, instead of growing it.
     #[tokio::test]
     async fn a_restarted_wal_is_written_again_from_its_beginning() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}?mode=rwc", dir.path().join("wal.sqlite").display());
-        let db = connect_without_migrating(&url).await.unwrap();
-        let writer = writer_connection(&db, 1 << 20);
-        writer.execute_unprepared("CREATE TABLE t (v BLOB)").await.unwrap();
+        let (dir, db, writer) = wal_database().await;
         fill(&writer, dir.path()).await;
         let reader = db.begin().await.unwrap();
         reader.execute_unprepared("SELECT count(*) FROM t").await.unwrap();
@@ -412,6 +404,17 @@ mod tests {
         assert_eq!(rows(&writer).await, 1500, "nothing is lost");
     }
 
+    /// A new database in a temporary directory, its pool, and a flush writer's connection to
+    /// it, with an empty table `t`.
+    async fn wal_database() -> (tempfile::TempDir, DatabaseConnection, DatabaseConnection) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("wal.sqlite").display());
+        let db = connect_without_migrating(&url).await.unwrap();
+        let writer = writer_connection(&db, 1 << 20);
+        writer.execute_unprepared("CREATE TABLE t (v BLOB)").await.unwrap();
+        (dir, db, writer)
+    }
+
     /// Writes 500 rows of 1,000 random bytes through `writer`; returns the WAL's length.
     async fn fill(writer: &DatabaseConnection, dir: &std::path::Path) -> u64 {
         let fill = "INSERT INTO t SELECT randomblob(1000) FROM \
@@ -421,6 +424,7 @@ mod tests {
         wal_bytes(dir)
     }
 
+    /// Rows in `t`.
     async fn rows(writer: &DatabaseConnection) -> i64 {
         let row = writer
             .query_one_raw(sea_orm::Statement::from_string(
