@@ -7,6 +7,12 @@
 //! those labels, and moves its mark in the transaction that stores the new names. Entries
 //! every chain has passed are pruned.
 //!
+//! Only readers need entries: a label is appended only while a chain other than the one that
+//! learned it has a mark or a checkpoint. A chain indexed alone writes nothing here. A chain
+//! new to the database registers its mark at the log's end before it reads any label, under
+//! the appenders' lock: an appender either sees that mark or has committed its labels, which
+//! the new chain then reads from the table.
+//!
 //! Entries become visible in `seq` order: a reader that has seen entry `n` never later finds
 //! an entry below `n` committing. SQLite has one writer at a time. PostgreSQL hands out
 //! identity values before commit, so two transactions could commit theirs out of order;
@@ -19,8 +25,8 @@ use entities::{
     label_heal_mark,
 };
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseBackend, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set, sea_query::OnConflict,
+    ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseConnection, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set, sea_query::OnConflict,
 };
 
 use super::{StoreError, writer::MAX_BINDS_PER_STATEMENT};
@@ -51,8 +57,8 @@ async fn lock_for_append<C: ConnectionTrait>(txn: &C) -> Result<(), StoreError> 
     Ok(())
 }
 
-/// Appends `hashes`, written by `origin_chain`; call it last in the transaction but for the
-/// writer's own rows (its mark, its checkpoint).
+/// Appends `hashes`, written by `origin_chain`, if any other chain reads the log; call it
+/// last in the transaction but for the writer's own rows (its mark, its checkpoint).
 pub async fn append<C: ConnectionTrait>(
     txn: &C,
     hashes: &[RawHash],
@@ -62,6 +68,9 @@ pub async fn append<C: ConnectionTrait>(
         return Ok(());
     }
     lock_for_append(txn).await?;
+    if !has_reader_besides(txn, origin_chain).await? {
+        return Ok(());
+    }
     for chunk in hashes.chunks(MAX_BINDS_PER_STATEMENT / 2) {
         label_heal::Entity::insert_many(chunk.iter().map(|hash| label_heal::ActiveModel {
             label_hash: Set(hash.clone()),
@@ -102,32 +111,71 @@ pub async fn set_mark<C: ConnectionTrait>(
     Ok(())
 }
 
-/// `chain_id`'s mark, registering one if it has none so that nothing it needs is pruned:
-/// a chain with a checkpoint (indexed before the log existed, or its mark lost) reads the
-/// whole log; a chain that has written nothing starts at the end, since it has no domains
-/// to rename and reads labels from the table from now on.
-pub async fn mark<C: ConnectionTrait>(db: &C, chain_id: ChainId) -> Result<i64, StoreError> {
-    if let Some(mark) = label_heal_mark::Entity::find_by_id(chain_id.column())
+/// Whether a chain other than `origin_chain` would read an entry it wrote: one with a mark,
+/// or with a checkpoint (it reads the whole log when it registers its mark).
+async fn has_reader_besides<C: ConnectionTrait>(
+    txn: &C,
+    origin_chain: i64,
+) -> Result<bool, StoreError> {
+    let marked = label_heal_mark::Entity::find()
+        .filter(label_heal_mark::Column::ChainId.ne(origin_chain))
+        .one(txn)
+        .await
+        .map_err(StoreError::db("heal log readers"))?;
+    if marked.is_some() {
+        return Ok(true);
+    }
+    let indexed = checkpoint::Entity::find()
+        .filter(checkpoint::Column::ChainId.ne(origin_chain))
+        .one(txn)
+        .await
+        .map_err(StoreError::db("heal log readers"))?;
+    Ok(indexed.is_some())
+}
+
+async fn read_mark<C: ConnectionTrait>(
+    db: &C,
+    chain_id: ChainId,
+) -> Result<Option<i64>, StoreError> {
+    Ok(label_heal_mark::Entity::find_by_id(chain_id.column())
         .one(db)
         .await
         .map_err(StoreError::db("read heal mark"))?
-    {
-        return Ok(mark.applied);
+        .map(|mark| mark.applied))
+}
+
+/// `chain_id`'s mark, registering one if it has none so that nothing it needs is pruned:
+/// a chain with a checkpoint (indexed before the log existed, or its mark lost) reads the
+/// whole log; a chain that has written nothing starts at the end, since it has no domains
+/// to rename and reads labels from the table from now on. Call it before the chain reads
+/// any label: an appender that did not see the new mark has committed its labels by then.
+pub async fn mark(db: &DatabaseConnection, chain_id: ChainId) -> Result<i64, StoreError> {
+    if let Some(applied) = read_mark(db, chain_id).await? {
+        return Ok(applied);
     }
-    let indexed = checkpoint::Entity::find_by_id(chain_id.column())
-        .one(db)
-        .await
-        .map_err(StoreError::db("read checkpoint"))?
-        .is_some();
-    let start = if indexed { 0 } else { last_seq(db).await? };
-    label_heal_mark::Entity::insert(label_heal_mark::ActiveModel {
-        chain_id: Set(chain_id.column()),
-        applied: Set(start),
-    })
-    .on_conflict(OnConflict::column(label_heal_mark::Column::ChainId).do_nothing().to_owned())
-    .exec_without_returning(db)
-    .await
-    .map_err(StoreError::db("register heal mark"))?;
+    // Under the appenders' lock, held to commit (see the module docs).
+    let txn = super::database::begin_write(db).await?;
+    lock_for_append(&txn).await?;
+    let start = match read_mark(&txn, chain_id).await? {
+        Some(applied) => applied,
+        None => {
+            let indexed = checkpoint::Entity::find_by_id(chain_id.column())
+                .one(&txn)
+                .await
+                .map_err(StoreError::db("read checkpoint"))?
+                .is_some();
+            let start = if indexed { 0 } else { last_seq(&txn).await? };
+            label_heal_mark::Entity::insert(label_heal_mark::ActiveModel {
+                chain_id: Set(chain_id.column()),
+                applied: Set(start),
+            })
+            .exec_without_returning(&txn)
+            .await
+            .map_err(StoreError::db("register heal mark"))?;
+            start
+        }
+    };
+    txn.commit().await.map_err(StoreError::db("register heal mark"))?;
     Ok(start)
 }
 

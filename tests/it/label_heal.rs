@@ -123,6 +123,38 @@ async fn heal_crosses_chains_and_imports(backend: Backend) {
 
 crate::support::on_both_engines!(heal_crosses_chains_and_imports);
 
+/// A chain alone in the database logs none of the labels it learns: no other chain would read
+/// them. Once a second chain has registered its mark, the first chain's labels are logged for
+/// it, and reach its domains.
+async fn a_chain_alone_logs_no_heals(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    let mut l1 = Bed::chain(&db.url, 1, 1 << 20).await;
+    assert_eq!(apply_log(&mut l1.store).await.unwrap(), 0);
+    l1.register("alice", ALICE, true).await;
+    l1.flush().await;
+    assert_eq!(name(&l1, "alice.eth").await, "alice.eth");
+    assert_eq!(label_heal::Entity::find().count(&l1.conn).await.unwrap(), 0);
+
+    // An L2 registers its mark, then holds bob.eth with its label unknown.
+    let mut l2 = Bed::chain(&db.url, 8453, 1 << 20).await;
+    assert_eq!(apply_log(&mut l2.store).await.unwrap(), 0);
+    l2.register("bob", ALICE, false).await;
+    l2.flush().await;
+    assert_eq!(name(&l2, "bob.eth").await, format!("{}.eth", hash("bob")));
+
+    // Mainnet learns `bob`: logged now, for the L2.
+    l1.register("bob", ALICE, true).await;
+    l1.flush().await;
+    let logged = label_heal::Entity::find().all(&l1.conn).await.unwrap();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(logged[0].origin_chain, 1);
+    assert_eq!(apply_log(&mut l2.store).await.unwrap(), 1);
+    l2.flush().await;
+    assert_eq!(name(&l2, "bob.eth").await, "bob.eth");
+}
+
+crate::support::on_both_engines!(a_chain_alone_logs_no_heals);
+
 /// A chain that read a label as unknown and has not flushed it yet, while an import stores
 /// it known, still renames its names: it wrote no `[hash]` over the label, and the import's
 /// entry reaches it.
