@@ -220,6 +220,21 @@ pub(crate) fn label(labels: &str, key: &str) -> Option<String> {
     })
 }
 
+/// The largest flush of the page's summary window (`quantile="1"` of `ensemble_flush_bytes`).
+/// A summary's quantiles cover only its recent samples, so [`run`] reads this during the run
+/// too and keeps the largest.
+fn largest_flush(text: &str) -> f64 {
+    samples(text, "ensemble_flush_bytes")
+        .into_iter()
+        .filter(|(labels, _)| label(labels, "quantile").as_deref() == Some("1"))
+        .map(|(_, v)| v)
+        .fold(0.0, f64::max)
+}
+
+/// How often a run reads the largest flush off the metrics: well within the summaries' window
+/// (three buckets of 20 s by default).
+const FLUSH_SAMPLING: Duration = Duration::from_secs(10);
+
 /// Reads the run's measurements off the rendered Prometheus page.
 fn from_metrics(text: &str, report: &mut RunReport) {
     let mut handlers: BTreeMap<String, HandlerTime> = BTreeMap::new();
@@ -240,12 +255,8 @@ fn from_metrics(text: &str, report: &mut RunReport) {
         .filter_map(|(labels, v)| Some((label(&labels, "entity")?, v)))
         .collect();
     let flushes = sum("ensemble_flush_bytes_count").max(1.0);
-    let largest = samples(text, "ensemble_flush_bytes")
-        .into_iter()
-        .filter(|(labels, _)| label(labels, "quantile").as_deref() == Some("1"))
-        .map(|(_, v)| v)
-        .fold(0.0, f64::max);
-    report.flush_bytes = (sum("ensemble_flush_bytes_sum") / flushes, largest);
+    report.flush_bytes =
+        (sum("ensemble_flush_bytes_sum") / flushes, report.flush_bytes.1.max(largest_flush(text)));
     let (hits, misses) = (sum("ensemble_cache_hits_total"), sum("ensemble_cache_misses_total"));
     report.cache_hit_rate = hits / (hits + misses).max(1.0);
     report.prefetch_reads = sum("ensemble_prefetch_reads_total") as u64;
@@ -303,10 +314,22 @@ pub async fn run(
     if options.indexer.defer_query_indexes {
         ensemble::store::query_indexes::defer(&db).await?;
     }
-    match options.source {
-        Source::Local => run_local(options, &header, db.clone(), progress).await?,
-        Source::Rpc => run_rpc(options, &header, db.clone(), progress).await?,
-    }
+    let largest = std::rc::Rc::new(std::cell::Cell::new(0.0_f64));
+    let sampler = actix_rt::spawn({
+        let (handle, largest) = (handle.clone(), largest.clone());
+        async move {
+            loop {
+                tokio::time::sleep(FLUSH_SAMPLING).await;
+                largest.set(largest.get().max(largest_flush(&handle.render())));
+            }
+        }
+    });
+    let indexed = match options.source {
+        Source::Local => run_local(options, &header, db.clone(), progress).await,
+        Source::Rpc => run_rpc(options, &header, db.clone(), progress).await,
+    };
+    sampler.abort();
+    indexed?;
     let build_started = Instant::now();
     ensemble::store::query_indexes::build(&db).await?;
     let index_build_seconds = build_started.elapsed().as_secs_f64();
@@ -316,6 +339,7 @@ pub async fn run(
         blocks: header.last_block - header.first_block + 1,
         seconds,
         index_build_seconds,
+        flush_bytes: (0.0, largest.get()),
         ..RunReport::default()
     };
     from_metrics(&handle.render(), &mut report);
