@@ -28,7 +28,7 @@ async fn admin_api_refuses_missing_or_wrong_tokens_and_is_off_without_one() {
     let (anvil, _driver, scenario) =
         support::devnet(chain_id, ScenarioOptions { eth_names: 6, per_block: 6 }).await;
     let chain = scenario.deployment.chain_config(chain_id, &anvil.url);
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
 
     let db = TestDb::new(Backend::Sqlite).await;
     let service = Service::start(&with_token(support::config(&db.url, chain.clone()), Some(TOKEN)))
@@ -79,7 +79,7 @@ fn query_load(url: String, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<(u6
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async move {
-            let client = reqwest::Client::new();
+            let client = crate::support::http_client();
             let (ok, failed) = (AtomicU64::new(0), AtomicU64::new(0));
             let query = json!({ "query": "{ domains(where: {name: {starts_with: \"name\"}}, first: 5) { totalCount edges { node { id owner { address } } } } indexingStatus { phase indexedBlock } }" });
             while !stop.load(Ordering::Relaxed) {
@@ -126,7 +126,7 @@ async fn restart_pause_resume_under_query_load_change_nothing() {
         &[("ENSEMBLE_ADMIN_TOKEN", TOKEN), ("ENSEMBLE_HTTP_LISTEN", &listen)],
     );
     let base = format!("http://{listen}");
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let deadline = Instant::now() + Duration::from_secs(60);
     while client.get(format!("{base}/health")).send().await.is_err() {
         assert!(Instant::now() < deadline, "server never came up");

@@ -90,7 +90,7 @@ async fn bridged_names_resolve_both_ways(backend: Backend, l1_id: u64) {
     wait_for_hash(&service.db, l1_id, &l1_driver).await;
     wait_for_hash(&service.db, l2_id, &l2_driver).await;
     let api = format!("http://{}/", service.http_addr);
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
 
     // alice: from the L2's index, and through the bridge live; the same records, the L2's.
     let (status, index) = resolve(&client, &api, "alice.base.eth", RECORDS).await;

@@ -117,7 +117,7 @@ async fn wildcards_and_offchain_lookups(backend: Backend, chain_id: u64) {
     let service = Service::start(&config).await.unwrap();
     wait_for_hash(&service.db, chain_id, &driver).await;
     let base = format!("http://{}/", service.http_addr);
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let provider = anvil.provider();
 
     // The wildcard: on its own name, on an indexed child without a resolver, and on names the

@@ -87,7 +87,7 @@ async fn the_image_indexes_the_devnet_and_stops_gracefully() {
     assert!(ok, "docker run: {out}");
     let logs = || docker(&["logs", &name]).1;
 
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let ready = client.get(format!("http://{listen}/ready")).send().await;

@@ -112,7 +112,7 @@ async fn rpc_faults_at_twenty_percent_change_nothing(backend: Backend, chain_id:
 
     let proxy = web::Data::new(Proxy {
         upstream: anvil.url.clone(),
-        client: reqwest::Client::new(),
+        client: crate::support::http_client(),
         rng: std::sync::Mutex::new(StdRng::seed_from_u64(20)),
         faults: AtomicU64::new(0),
         requests: AtomicU64::new(0),

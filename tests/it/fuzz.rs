@@ -248,7 +248,7 @@ async fn thousands_of_hostile_requests_get_no_5xx() {
     .unwrap();
     support::wait_for_block(&service.db, chain_id, scenario.last_block).await;
     let url = format!("http://{}/graphql", service.http_addr);
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let mut rng = StdRng::seed_from_u64(6);
     let mut statuses = std::collections::BTreeMap::new();
     for i in 0..REQUESTS {

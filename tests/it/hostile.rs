@@ -115,7 +115,7 @@ fn keep_mining(rpc: String, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async move {
-            let client = reqwest::Client::new();
+            let client = crate::support::http_client();
             let mine = json!({ "jsonrpc": "2.0", "id": 1, "method": "evm_mine", "params": [] });
             while !stop.load(Ordering::Relaxed) {
                 let _ = client.post(&rpc).json(&mine).send().await;
@@ -223,7 +223,7 @@ async fn post(client: &reqwest::Client, url: &str, body: reqwest::Body) -> (u16,
 
 /// Every hostile document, one after the other and then eight of each at once.
 async fn documents_over_http(url: &str, pid: u32) {
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     for (what, doc) in hostile_documents() {
         let cpu = cpu_seconds(pid);
         let (status, body, took) = post(&client, url, doc.to_string().into()).await;
@@ -244,7 +244,7 @@ async fn documents_over_http(url: &str, pid: u32) {
 
 /// Bodies over the limit: declared, streamed without a length, huge.
 async fn large_bodies(url: &str) {
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let limit = ensemble::http::MAX_BODY_BYTES;
     for len in [limit + 1, 10 << 20, 50 << 20] {
         let body = format!("{{\"query\":\"{}\"}}", "a".repeat(len));
@@ -436,7 +436,7 @@ async fn hostile_requests_leave_the_service_up(backend: Backend, chain_id: u64) 
     // The indexer kept indexing the blocks mined during the attacks.
     let after = read_checkpoint(&conn, chain_id.into()).await.unwrap().unwrap().block_number;
     assert!(after > before + 20, "the indexer stalled: {before} -> {after}");
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let (status, answer, _) = post(
         &client,
         &url,

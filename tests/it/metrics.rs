@@ -17,7 +17,7 @@ async fn metrics_show_mailboxes_per_actor_and_chain() {
     support::wait_for_block(&service.db, chain_id, scenario.last_block).await;
 
     let base = format!("http://{}", service.http_addr);
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let metrics = client.get(format!("{base}/metrics")).send().await.unwrap();
     assert_eq!(metrics.status(), 200);
     let text = metrics.text().await.unwrap();

@@ -99,7 +99,7 @@ async fn a_fresh_database_builds_its_indexes_once_caught_up_and_a_restart_keeps_
     let config = support::config(&db.url, chain);
     let service = Service::start(&config).await.expect("service starts");
     let base = format!("http://{}", service.http_addr);
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     // Start defers them before any chain runs; the builder looks only once a second.
     let early = pending(&service.db).await.expect("pending");
     assert!(early.len() >= 16, "a fresh database defers its query indexes: {early:?}");

@@ -157,7 +157,7 @@ async fn resolves_every_name_both_ways(backend: Backend, chain_id: u64) {
     assert_eq!(shipped.chains[0].static_resolvers, vec![d.resolver, d.legacy_resolver]);
 
     let (_db, service, base) = serve(backend, chain_id, &anvil, &driver, &d, |_| {}).await;
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
 
     let mut from_index = 0;
     for name in &scenario.names {
@@ -278,7 +278,7 @@ async fn refuses_bad_input_with_a_code(backend: Backend, chain_id: u64) {
         support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
     let d = scenario.deployment;
     let (_db, service, base) = serve(backend, chain_id, &anvil, &driver, &d, |_| {}).await;
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let deep = "a.".repeat(100) + "eth";
     let long = "a".repeat(40_000) + ".eth";
     let zero = format!("{:#x}", Address::ZERO);
@@ -337,7 +337,7 @@ async fn a_record_changed_on_chain_is_answered_anew(backend: Backend, chain_id: 
         support::devnet(chain_id, ScenarioOptions { eth_names: 12, per_block: 12 }).await;
     let d = scenario.deployment;
     let (_db, service, base) = serve(backend, chain_id, &anvil, &driver, &d, |_| {}).await;
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let name = scenario.names.iter().find_map(|n| n.eth_label_text()).unwrap() + ".eth";
     let path = ["api", "resolve", "records", name.as_str()];
     let node = alloy::ens::namehash(&name);
@@ -378,7 +378,7 @@ async fn a_lagging_index_resolves_live(backend: Backend, chain_id: u64) {
     let d = scenario.deployment;
     let lag = |config: &mut ensemble::Config| config.resolution.max_index_lag_blocks = 2;
     let (_db, service, base) = serve(backend, chain_id, &anvil, &driver, &d, lag).await;
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let path = ["api", "resolve", "records", "name010.eth"];
     let (_, fresh) = get(&client, &base, &path, RECORDS).await;
     assert_eq!(fresh["answered"]["source"], "index", "{fresh}");

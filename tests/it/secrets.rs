@@ -23,7 +23,7 @@ const DB_PASSWORD: &str = "DbPa55w0rdSecret";
 /// Forwards every POST, whatever its path, to `upstream` (a provider's URL shape in front of
 /// anvil, which serves only `/`).
 async fn forward(upstream: web::Data<String>, body: web::Bytes) -> HttpResponse {
-    let answer = reqwest::Client::new()
+    let answer = crate::support::http_client()
         .post(upstream.as_str())
         .header("content-type", "application/json")
         .body(body.to_vec())

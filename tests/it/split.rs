@@ -26,7 +26,7 @@ async fn indexer_and_api_processes_share_one_postgres() {
         Service::start_mode(&config, Mode::Serve).await.unwrap(),
     ];
     support::wait_for_block(&indexer.db, chain_id, scenario.last_block).await;
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
 
     let indexer_base = format!("http://{}", indexer.http_addr);
     assert_eq!(

@@ -90,7 +90,7 @@ impl Process {
     }
 
     async fn admin(&self, chain: u64, command: &str) -> Value {
-        let response = reqwest::Client::new()
+        let response = crate::support::http_client()
             .post(format!("{}/admin/chains/{chain}/{command}", self.base))
             .bearer_auth(TOKEN)
             .send()

@@ -132,7 +132,7 @@ async fn ensjs_reads_the_subgraph_api(backend: Backend, chain_id: u64) {
     wait_for_hash(&service.db, chain_id, &driver).await;
     let base = format!("http://{}/", service.http_addr);
     let url = format!("{base}subgraph");
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
 
     let mut known: Vec<Known> = Vec::new();

@@ -241,6 +241,16 @@ pub fn spawn_ensemble(config: &std::path::Path, env: &[(&str, &str)]) -> std::pr
         .expect("ensemble binary starts")
 }
 
+/// An HTTP client for the servers under test. It lets a pooled connection go after it has
+/// been idle for half the time the service keeps one open (`http::HEAD_TIMEOUT`): a request
+/// sent on a connection the server is closing fails with an incomplete message.
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_idle_timeout(ensemble::http::HEAD_TIMEOUT / 2)
+        .build()
+        .expect("an HTTP client")
+}
+
 /// A free loopback port (bound and released: another process may take it, which would fail
 /// the test loudly, not silently).
 pub fn free_port() -> u16 {
