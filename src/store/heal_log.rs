@@ -133,6 +133,7 @@ async fn has_reader_besides<C: ConnectionTrait>(
     Ok(indexed.is_some())
 }
 
+/// `chain_id`'s mark, if it has registered one.
 async fn read_mark<C: ConnectionTrait>(
     db: &C,
     chain_id: ChainId,

@@ -221,8 +221,8 @@ pub(crate) fn label(labels: &str, key: &str) -> Option<String> {
 }
 
 /// The largest flush of the page's summary window (`quantile="1"` of `ensemble_flush_bytes`).
-/// A summary's quantiles cover only its recent samples, so [`run`] reads this during the run
-/// too and keeps the largest.
+/// A summary's quantiles cover only its recent samples, so [`run`] also reads this during the
+/// run and keeps the largest.
 fn largest_flush(text: &str) -> f64 {
     samples(text, "ensemble_flush_bytes")
         .into_iter()
@@ -255,8 +255,7 @@ fn from_metrics(text: &str, report: &mut RunReport) {
         .filter_map(|(labels, v)| Some((label(&labels, "entity")?, v)))
         .collect();
     let flushes = sum("ensemble_flush_bytes_count").max(1.0);
-    report.flush_bytes =
-        (sum("ensemble_flush_bytes_sum") / flushes, report.flush_bytes.1.max(largest_flush(text)));
+    report.flush_bytes = (sum("ensemble_flush_bytes_sum") / flushes, largest_flush(text));
     let (hits, misses) = (sum("ensemble_cache_hits_total"), sum("ensemble_cache_misses_total"));
     report.cache_hit_rate = hits / (hits + misses).max(1.0);
     report.prefetch_reads = sum("ensemble_prefetch_reads_total") as u64;
@@ -339,10 +338,10 @@ pub async fn run(
         blocks: header.last_block - header.first_block + 1,
         seconds,
         index_build_seconds,
-        flush_bytes: (0.0, largest.get()),
         ..RunReport::default()
     };
     from_metrics(&handle.render(), &mut report);
+    report.flush_bytes.1 = report.flush_bytes.1.max(largest.get());
     report.peak_rss = peak_rss();
     report.database_bytes = database_bytes(&db, &options.database_url).await?;
     Ok(report)
