@@ -2,14 +2,23 @@
 //! writes them, without a copy for either side.
 //!
 //! A flush moves a table's dirty rows into one vector sorted by primary key and shares it
-//! with the writer. Sorted, because the writer upserts in key order (consecutive upserts then
-//! walk the primary key's B-tree from one end to the other and find its pages cached), and
-//! because a sorted vector can be searched by key: no map has to be kept beside it. Before,
+//! with the writer: sorted, because the writer upserts in key order (consecutive upserts then
+//! walk the primary key's B-tree from one end to the other and find its pages cached). Before,
 //! the in-flight rows stayed in their map and the writer got a sorted copy: a third copy of
 //! every row, next to the dirty set being refilled, and about a quarter of the memory a flush
 //! held (the `memory` test measures what a flush holds).
+//!
+//! Rows are found by key through [`SlotIndex`], positions in the vector hashed by key: four
+//! bytes a slot where the map held a key and a row. The handlers ask whether a key is in
+//! flight for nearly every key they read, and a binary search over a flush's tens of
+//! thousands of hash keys touched a new cache line at each of its ~16 steps: it was a tenth
+//! of the pipeline thread's time (BENCHMARKS.md).
 
-use std::{borrow::Borrow, sync::Arc};
+use std::{
+    borrow::Borrow,
+    hash::{BuildHasher, Hash},
+    sync::Arc,
+};
 
 use foldhash::HashMap;
 
@@ -20,13 +29,14 @@ pub type SharedRows<M> = Arc<Vec<M>>;
 #[derive(Debug)]
 pub struct InFlight<K, M> {
     rows: SharedRows<M>,
+    index: SlotIndex,
     key_of: fn(&M) -> &K,
 }
 
-impl<K: Ord, M> InFlight<K, M> {
+impl<K: Ord + Hash, M> InFlight<K, M> {
     /// Nothing in flight.
     pub fn empty(key_of: fn(&M) -> &K) -> Self {
-        Self { rows: Arc::new(Vec::new()), key_of }
+        Self { rows: Arc::new(Vec::new()), index: SlotIndex::default(), key_of }
     }
 
     /// Moves `dirty` in flight and returns the rows for the writer, sorted by key.
@@ -35,6 +45,7 @@ impl<K: Ord, M> InFlight<K, M> {
         let mut rows: Vec<M> = dirty.into_values().map(|row| *row).collect();
         let key_of = self.key_of;
         rows.sort_unstable_by(|a, b| key_of(a).cmp(key_of(b)));
+        self.index.build(rows.iter().map(key_of));
         self.rows = Arc::new(rows);
         self.rows.clone()
     }
@@ -48,22 +59,23 @@ impl<K: Ord, M> InFlight<K, M> {
         M: Clone,
     {
         let rows = std::mem::replace(&mut self.rows, Arc::new(Vec::new()));
+        self.index = SlotIndex::default();
         let rows = Arc::try_unwrap(rows).unwrap_or_else(|shared| shared.as_ref().clone());
         let key_of = self.key_of;
         rows.into_iter().map(move |row| (key_of(&row).clone(), row))
     }
 
     /// The row of `key`, if it is in flight.
-    pub fn get<Q: Ord + ?Sized>(&self, key: &Q) -> Option<&M>
+    pub fn get<Q: Eq + Hash + ?Sized>(&self, key: &Q) -> Option<&M>
     where
         K: Borrow<Q>,
     {
         let key_of = self.key_of;
-        self.rows.binary_search_by(|row| key_of(row).borrow().cmp(key)).ok().map(|i| &self.rows[i])
+        self.index.find(key, |i| key_of(&self.rows[i]).borrow() == key).map(|i| &self.rows[i])
     }
 
     /// Whether `key` is in flight.
-    pub fn contains_key<Q: Ord + ?Sized>(&self, key: &Q) -> bool
+    pub fn contains_key<Q: Eq + Hash + ?Sized>(&self, key: &Q) -> bool
     where
         K: Borrow<Q>,
     {
@@ -73,6 +85,48 @@ impl<K: Ord, M> InFlight<K, M> {
     /// Whether nothing is in flight.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
+    }
+}
+
+/// Positions of rows, found by the hash of their key: open addressing with linear probing,
+/// at most half the slots used. A slot holds a position plus one; zero is free. The slots
+/// hold no key: [`SlotIndex::find`] compares the row at each position it probes.
+#[derive(Debug, Default)]
+struct SlotIndex {
+    slots: Vec<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl SlotIndex {
+    /// Indexes the keys at positions `0..`, replacing what was indexed.
+    fn build<'a, K: Hash + 'a>(&mut self, keys: impl ExactSizeIterator<Item = &'a K>) {
+        let len = keys.len();
+        let positions = u32::try_from(len).expect("a flush holds fewer than 2^32 rows per table");
+        self.slots = vec![0; (2 * len).next_power_of_two()];
+        let mask = self.slots.len() - 1;
+        for (position, key) in (1..=positions).zip(keys) {
+            let mut slot = self.hasher.hash_one(key) as usize & mask;
+            while self.slots[slot] != 0 {
+                slot = (slot + 1) & mask;
+            }
+            self.slots[slot] = position;
+        }
+    }
+
+    /// The position whose row `is_key` accepts among those hashed like `key`.
+    fn find<Q: Hash + ?Sized>(&self, key: &Q, is_key: impl Fn(usize) -> bool) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut slot = self.hasher.hash_one(key) as usize & mask;
+        loop {
+            match self.slots[slot] {
+                0 => return None,
+                position if is_key(position as usize - 1) => return Some(position as usize - 1),
+                _ => slot = (slot + 1) & mask,
+            }
+        }
     }
 }
 
@@ -110,6 +164,30 @@ mod tests {
         assert!(in_flight.is_empty());
         assert!(!in_flight.contains_key("a"));
         assert_eq!(rows.len(), 4);
+    }
+
+    #[test]
+    fn every_row_of_a_large_flush_is_found_and_no_other_key() {
+        let mut in_flight = InFlight::empty(|r: &Row| &r.key);
+        let mut dirty = HashMap::new();
+        for value in 0..10_000u32 {
+            let key = format!("key-{value}");
+            dirty.insert(key.clone(), Box::new(Row { key, value }));
+        }
+        let rows = in_flight.begin(dirty);
+        assert!(rows.windows(2).all(|w| w[0].key < w[1].key));
+        for value in 0..10_000u32 {
+            assert_eq!(
+                in_flight.get(format!("key-{value}").as_str()).map(|r| r.value),
+                Some(value)
+            );
+        }
+        for value in 10_000..20_000u32 {
+            assert!(!in_flight.contains_key(format!("key-{value}").as_str()));
+        }
+        drop(rows);
+        assert_eq!(in_flight.complete().count(), 10_000);
+        assert!(!in_flight.contains_key("key-1"));
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub struct PrefetchKeys {
 pub const PREFETCH_CHUNK: usize = 500;
 
 /// Loads the rows of `keys` that are neither dirty nor cached, in fixed-size `IN` queries,
-/// and caches every answer (absences too). Returns the rows read from the database.
+/// and pins every answer (absences too) for the batch; the batch's end caches those it did
+/// not change ([`Table::end_batch`]). Returns the rows read from the database.
 async fn prefetch_table<E, K>(
     db: &DatabaseConnection,
     table: &mut Table<E::Model, K>,
@@ -66,12 +67,10 @@ where
         loaded += rows.len();
         let found: HashSet<K> = rows.iter().map(|r| key_of(r).clone()).collect();
         for row in rows {
-            table.cache.insert(key_of(&row).clone(), Some(row.clone()));
-            table.batch.insert(key_of(&row).clone(), Some(row));
+            table.pin_loaded(key_of(&row).clone(), Some(row));
         }
         for key in chunk.iter().filter(|k| !found.contains(*k)) {
-            table.cache.insert(key.clone(), None);
-            table.batch.insert(key.clone(), None);
+            table.pin_loaded(key.clone(), None);
         }
     }
     Ok(loaded)

@@ -31,11 +31,17 @@ pub(super) struct Table<M: Clone + Send + Sync + 'static, K: CacheKey> {
     /// Rows of the flush being written: not committed yet, so the database does not have
     /// them and the cache may already have evicted them.
     pub(super) inflight: InFlight<K, M>,
-    /// Rows (and absences) prefetched for the batch being applied. Held here, not only in
-    /// the cache: a full cache may evict them before the batch reads them, and when moka
-    /// still admitted keys by frequency (TinyLFU), at 5M events that turned 40% of the
-    /// prefetched reads back into single queries (BENCHMARKS.md).
+    /// Rows (and absences) prefetched for the batch being applied, held here until the batch
+    /// ends ([`Table::end_batch`]): a full cache may evict a row before the batch reads it,
+    /// and when moka still admitted keys by frequency (TinyLFU), at 5M events that turned 40%
+    /// of the prefetched reads back into single queries (BENCHMARKS.md).
     pub(super) batch: HashMap<K, Option<M>>,
+    /// Keys of `batch` read from the database (the others were pinned from the cache). At the
+    /// batch's end those the batch did not change go into the cache; a changed one goes in
+    /// when its flush commits. Caching every row as it was read cost a moka insert for rows
+    /// about to be replaced: those inserts were an eighth of the pipeline thread's time
+    /// (BENCHMARKS.md).
+    pub(super) loaded: Vec<K>,
 }
 
 impl<M: RowSize + Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
@@ -45,13 +51,14 @@ impl<M: RowSize + Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
             dirty: HashMap::new(),
             inflight: InFlight::empty(key_of),
             batch: HashMap::new(),
+            loaded: Vec::new(),
         }
     }
 }
 
 impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     /// Whether the newest version of `key` is in memory and not committed.
-    pub(super) fn uncommitted<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> bool
+    pub(super) fn uncommitted<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> bool
     where
         K: Borrow<Q>,
     {
@@ -60,10 +67,10 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
 
     /// Dirty, in-flight or cached row; `None` when the database must be asked.
     ///
-    /// Rows pinned for the batch are looked at before the flush in flight, whose lookup is a
-    /// binary search: the two never share a key. The prefetch pins only keys that are neither
-    /// dirty nor in flight, and a flush begins only between batches, after the pins are dropped.
-    pub(super) fn local<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> Option<Option<M>>
+    /// Rows pinned for the batch are looked at before the flush in flight: the two never
+    /// share a key. The prefetch pins only keys that are neither dirty nor in flight, and a
+    /// flush begins only between batches, after the pins are dropped.
+    pub(super) fn local<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<Option<M>>
     where
         K: Borrow<Q>,
     {
@@ -82,7 +89,7 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
 
     /// The newest version of `key` held outside the cache (dirty, pinned for the batch or in
     /// flight), borrowed.
-    pub(super) fn newest_ref<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> Option<&M>
+    pub(super) fn newest_ref<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<&M>
     where
         K: Borrow<Q>,
     {
@@ -94,7 +101,7 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     }
 
     /// The newest in-memory version of `key`, if any; not counted as a cache lookup.
-    pub(super) fn peek<Q: Hash + Ord + ?Sized>(&self, key: &Q) -> Option<M>
+    pub(super) fn peek<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<M>
     where
         K: Borrow<Q>,
     {
@@ -108,6 +115,27 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
             Some(row) => Some(row.clone()),
             None => self.cache.peek(key),
         }
+    }
+
+    /// Pins `row` (or its absence), just read from the database, for the batch.
+    pub(super) fn pin_loaded(&mut self, key: K, row: Option<M>) {
+        self.batch.insert(key.clone(), row);
+        self.loaded.push(key);
+    }
+
+    /// Forgets the rows pinned for the batch just applied, caching those it read from the
+    /// database and left unchanged. The pins are dropped before a flush begins, so a key the
+    /// batch changed is still dirty here.
+    pub(super) fn end_batch(&mut self) {
+        for key in self.loaded.drain(..) {
+            if self.dirty.contains_key(&key) {
+                continue;
+            }
+            if let Some(row) = self.batch.remove(&key) {
+                self.cache.insert(key, row);
+            }
+        }
+        self.batch.clear();
     }
 
     /// Moves the dirty rows in flight and returns them for the writer in key order. The keys

@@ -236,9 +236,9 @@ macro_rules! derive_tables {
                 }
             }
 
-            /// Forgets the rows pinned for the batch just applied.
+            /// Forgets the rows pinned for the batch just applied ([`Table::end_batch`]).
             pub(super) fn end_batch(&mut self) {
-                $(self.$field.batch.clear();)*
+                $(self.$field.end_batch();)*
             }
 
             /// Rows changed since the last flush.
