@@ -28,8 +28,8 @@ use sea_orm::DatabaseConnection;
 
 use super::{
     StoreError, cache::CacheKey, contract_codes::ContractCodes, domain_seq::DomainSeqs,
-    heal_index::NewRows, memory_budget::MemoryBudget, row_size::RowSize, table::load,
-    tables::CachedTables,
+    heal_index::NewRows, memory_budget::MemoryBudget, row_chunks::RowChunks, row_size::RowSize,
+    table::load, tables::CachedTables,
 };
 use crate::ChainId;
 
@@ -48,9 +48,9 @@ pub struct EntityStore {
     pub(super) new_inflight: NewRows,
     /// History rows of the events applied since the last flush, in chain order, with one
     /// row per block and per transaction among them.
-    pub(super) events: Vec<event::Model>,
-    pub(super) event_blocks: Vec<event_block::Model>,
-    pub(super) event_transactions: Vec<event_transaction::Model>,
+    pub(super) events: RowChunks<event::Model>,
+    pub(super) event_blocks: RowChunks<event_block::Model>,
+    pub(super) event_transactions: RowChunks<event_transaction::Model>,
     /// Domains put since the last flush whose name may differ from the stored one.
     pub(super) renamed_domains: HashSet<DomainKey>,
     /// Heap bytes the rows and keys changed since the last flush hold, kept as they change;
@@ -90,9 +90,9 @@ impl EntityStore {
             cleared_records: Vec::new(),
             new: NewRows::default(),
             new_inflight: NewRows::default(),
-            events: Vec::new(),
-            event_blocks: Vec::new(),
-            event_transactions: Vec::new(),
+            events: RowChunks::default(),
+            event_blocks: RowChunks::default(),
+            event_transactions: RowChunks::default(),
             renamed_domains: HashSet::new(),
             dirty_heap: 0,
             seqs: DomainSeqs::default(),

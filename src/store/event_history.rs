@@ -11,7 +11,7 @@ use entities::{
     packed_words::PackedWords,
 };
 
-use super::{EntityStore, StoreError, row_size::RowSize, table::push_stepped};
+use super::{EntityStore, StoreError, row_size::RowSize};
 
 /// The rows that record one applied event: the event, and the block and transaction rows it
 /// refers to (the same for every event of the block or transaction; the store keeps one).
@@ -64,14 +64,14 @@ impl EntityStore {
         event.topics = PackedWords::pack_words(topics.iter().map(|t| &t.0), words.as_ref());
         event.data = PackedWords::pack_with(&log.data, words.as_ref());
         self.dirty_heap += event.heap_bytes();
-        push_stepped(&mut self.events, event);
+        self.events.push(event);
         if self.event_blocks.last() != Some(&block) {
             self.dirty_heap += block.heap_bytes();
-            push_stepped(&mut self.event_blocks, block);
+            self.event_blocks.push(block);
         }
         if self.event_transactions.last() != Some(&transaction) {
             self.dirty_heap += transaction.heap_bytes();
-            push_stepped(&mut self.event_transactions, transaction);
+            self.event_transactions.push(transaction);
         }
         Ok(())
     }

@@ -69,9 +69,9 @@ impl EntityStore {
             + map_bytes(&self.addresses)
             + map_bytes(&self.texts)
             + vec_bytes(&self.cleared_records)
-            + vec_bytes(&self.events)
-            + vec_bytes(&self.event_blocks)
-            + vec_bytes(&self.event_transactions)
+            + self.events.slot_bytes()
+            + self.event_blocks.slot_bytes()
+            + self.event_transactions.slot_bytes()
             + set_bytes(&self.renamed_domains)
             + self.new.bytes()
     }

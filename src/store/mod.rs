@@ -7,6 +7,7 @@
 //! - [`memory_budget`] splits a chain's memory budget among the read cache, the rows
 //!   written behind and SQLite's page cache;
 //! - [`in_flight`] holds the rows of the flush being written, shared with the writer;
+//! - [`row_chunks`] holds the event history a flush collects, in chunks;
 //! - [`writer`] flushes a dirty set in ONE transaction together with the chain checkpoint, so
 //!   a crash leaves either all of a batch or none of it, and a restart resumes after the
 //!   checkpoint with nothing applied twice;
@@ -38,6 +39,7 @@ pub mod name_search;
 pub mod namespace;
 pub mod prefetch;
 pub mod query_indexes;
+pub mod row_chunks;
 pub mod row_size;
 pub mod rpc_cache;
 pub mod status_row;

@@ -193,19 +193,6 @@ pub(super) fn vec_bytes<T>(vec: &Vec<T>) -> usize {
     vec.capacity() * size_of::<T>()
 }
 
-/// Appends `item`, growing a full vector by an eighth rather than doubling it. The flush's
-/// byte accounting counts capacity, and the history vectors of a flush hold tens of
-/// thousands of rows: one that had just doubled counted as much again as it held.
-pub(super) fn push_stepped<T>(vec: &mut Vec<T>, item: T) {
-    if vec.len() == vec.capacity() {
-        vec.reserve_exact((vec.len() / 8).max(STEP_MIN));
-    }
-    vec.push(item);
-}
-
-/// The smallest growth of [`push_stepped`]: small vectors grow in steps of this many.
-const STEP_MIN: usize = 256;
-
 /// Reads one row by primary key through `table`'s dirty set and cache, then the database.
 pub(super) async fn load<E, K, Q>(
     db: &DatabaseConnection,

@@ -11,7 +11,10 @@ use sea_orm::{
     Iterable, PrimaryKeyToColumn, QueryFilter, sea_query::OnConflict,
 };
 
-use super::{StoreError, database::WalBound, journal::JournalWindow, tables::CachedRows};
+use super::{
+    StoreError, database::WalBound, journal::JournalWindow, row_chunks::RowChunks,
+    tables::CachedRows,
+};
 use crate::ChainId;
 
 /// SQLite allows 32 766 bound values per statement and PostgreSQL 65 535; chunks stay under
@@ -62,11 +65,11 @@ pub struct Changes {
     pub contracts: Vec<contract::Model>,
     /// History rows of the applied events (append-only: a reorg deletes them by block, so
     /// the journal does not record them).
-    pub events: Vec<event::Model>,
+    pub events: RowChunks<event::Model>,
     /// Block hashes of those events, one row per block.
-    pub event_blocks: Vec<event_block::Model>,
+    pub event_blocks: RowChunks<event_block::Model>,
     /// Transactions of those events (hash, sender, recipient, time), one row per transaction.
-    pub event_transactions: Vec<event_transaction::Model>,
+    pub event_transactions: RowChunks<event_transaction::Model>,
     /// Ids of the `domains` whose name may have changed; the others keep their stored name.
     pub renamed_domains: foldhash::HashSet<entities::domain_key::DomainKey>,
     /// Labels this chain made known, for the heal log ([`super::heal_log`]): the other
@@ -198,6 +201,27 @@ where
     Ok(())
 }
 
+/// Inserts append-only history `rows` ([`Conflict::Refuse`]), chunk by chunk, timed into
+/// `ensemble_flush_table_seconds{entity}`.
+async fn timed_append<E, C>(
+    db: &C,
+    rows: &RowChunks<E::Model>,
+    entity: &'static str,
+) -> Result<(), StoreError>
+where
+    E: EntityTrait,
+    E::Model: IntoActiveModel<E::ActiveModel> + Clone,
+    E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
+    C: sea_orm::ConnectionTrait,
+{
+    let started = std::time::Instant::now();
+    for chunk in rows.chunks() {
+        write_rows::<E, C, E::Model>(db, chunk, Conflict::Refuse).await?;
+    }
+    record_table_time(entity, started);
+    Ok(())
+}
+
 /// Records into `ensemble_flush_table_seconds{entity}` the time a flush spent on a table.
 pub(super) fn record_table_time(entity: &'static str, started: std::time::Instant) {
     metrics::histogram!("ensemble_flush_table_seconds", "entity" => entity)
@@ -253,18 +277,11 @@ pub async fn write(
     .await?;
     timed_write::<contract::Entity, _>(&txn, &changes.contracts, Conflict::Refuse, "contract")
         .await?;
-    timed_write::<event::Entity, _>(&txn, &changes.events, Conflict::Refuse, "event").await?;
-    timed_write::<event_block::Entity, _>(
-        &txn,
-        &changes.event_blocks,
-        Conflict::Refuse,
-        "event_block",
-    )
-    .await?;
-    timed_write::<event_transaction::Entity, _>(
+    timed_append::<event::Entity, _>(&txn, &changes.events, "event").await?;
+    timed_append::<event_block::Entity, _>(&txn, &changes.event_blocks, "event_block").await?;
+    timed_append::<event_transaction::Entity, _>(
         &txn,
         &changes.event_transactions,
-        Conflict::Refuse,
         "event_transaction",
     )
     .await?;

@@ -109,7 +109,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
             labels: labels.clone().into(),
             ..CachedRows::default()
         },
-        events: events.clone(),
+        events: events.clone().into(),
         ..Changes::default()
     };
     write(&writer, &changes, &checkpoint(9), None, WalBound::Truncate).await.expect("first flush");
@@ -181,7 +181,7 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
             domains: vec![domain(9, "nine", None, None)].into(),
             ..CachedRows::default()
         },
-        events: vec![history(1, None)],
+        events: vec![history(1, None)].into(),
         ..Changes::default()
     };
     assert!(
