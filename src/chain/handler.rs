@@ -333,6 +333,11 @@ async fn apply(
     apply_heals(ctx, store, writing, unflushed, flush_rows, progress).await?;
     // Every row the batch will read that is not in memory, in a few queries.
     store.prefetch(crate::ens::prefetch::keys(ctx, &batch.events)).await?;
+    // Each event counts into and times itself under its name. The handles are looked up
+    // once per name and batch: a lookup builds the labels and searches the registry, and at
+    // every event that was 3% of the pipeline thread's time (BENCHMARKS.md).
+    let mut event_metrics: foldhash::HashMap<&'static str, (metrics::Counter, metrics::Histogram)> =
+        foldhash::HashMap::default();
     // Position of an event among those decoded from the same log.
     let mut seq = 0;
     let mut previous_log = None;
@@ -344,11 +349,16 @@ async fn apply(
         previous_log = Some(log);
         // Built before the event is applied: an event the history cannot record is not applied.
         let history = history_rows(ctx, decoded, seq)?;
+        let (processed, seconds) = event_metrics.entry(event).or_insert_with(|| {
+            (
+                metrics::counter!("ensemble_events_processed_total", "chain" => chain.clone(), "event" => event),
+                metrics::histogram!("ensemble_handler_seconds", "chain" => chain.clone(), "event" => event),
+            )
+        });
         match apply_event(ctx, store, decoded).await {
             Ok(()) => {
                 store.record_event(history).await?;
-                metrics::counter!("ensemble_events_processed_total", "chain" => chain.clone(), "event" => event)
-                    .increment(1);
+                processed.increment(1);
             }
             Err(err) if !err.is_fatal() => {
                 metrics::counter!("ensemble_events_skipped_total", "chain" => chain.clone(), "event" => event)
@@ -366,8 +376,7 @@ async fn apply(
             }
             Err(err) => return Err(err.into()),
         }
-        metrics::histogram!("ensemble_handler_seconds", "chain" => chain.clone(), "event" => event)
-            .record(started.elapsed().as_secs_f64());
+        seconds.record(started.elapsed().as_secs_f64());
     }
     store.end_batch();
     progress.add_events(batch.events.len() as u64);

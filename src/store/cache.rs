@@ -60,6 +60,10 @@ impl CacheKey for RawHash {
 pub struct EntityCache<V: Clone + Send + Sync + 'static, K: CacheKey> {
     inner: Cache<K, Option<V>, foldhash::fast::RandomState>,
     table: &'static str,
+    /// `ensemble_cache_hits_total` and `_misses_total` of this table, registered once: the
+    /// handlers count a lookup for nearly every row they read.
+    hits: metrics::Counter,
+    misses: metrics::Counter,
 }
 
 impl<V: RowSize + Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> {
@@ -81,7 +85,9 @@ impl<V: RowSize + Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> 
             })
             // Hashed like the store's own maps (see `entity_store`), not with SipHash.
             .build_with_hasher(foldhash::fast::RandomState::default());
-        Self { inner, table }
+        let hits = metrics::counter!("ensemble_cache_hits_total", "entity" => table);
+        let misses = metrics::counter!("ensemble_cache_misses_total", "entity" => table);
+        Self { inner, table, hits, misses }
     }
 }
 
@@ -93,9 +99,7 @@ impl<V: Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> {
         Q: Hash + Eq + ?Sized,
     {
         let hit = self.inner.get(key);
-        let metric =
-            if hit.is_some() { "ensemble_cache_hits_total" } else { "ensemble_cache_misses_total" };
-        metrics::counter!(metric, "entity" => self.table).increment(1);
+        if hit.is_some() { &self.hits } else { &self.misses }.increment(1);
         hit
     }
 
@@ -106,7 +110,7 @@ impl<V: Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> {
 
     /// Counts a lookup served from memory in front of the cache (rows pinned for a batch).
     pub fn record_hit(&self) {
-        metrics::counter!("ensemble_cache_hits_total", "entity" => self.table).increment(1);
+        self.hits.increment(1);
     }
 
     /// The cached row or absence of `key`, if the cache knows it; not counted as a lookup.
