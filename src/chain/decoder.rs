@@ -1,6 +1,11 @@
 //! [`Decoder`]: turns a fetched block range into typed events and forwards them to the
 //! handler. Messages: [`FetchedRange`] from the fetcher.
 //!
+//! Decoding runs ahead of the handler: decoded batches wait in the handler's mailbox while it
+//! applies the one before, as many as the mailbox holds, and the decoder learns each batch's
+//! outcome when it needs the room, or at once for a batch at the chain's head or journaled
+//! (so a failure there is reported before the fetcher idles).
+//!
 //! A log that does not decode is counted (`ensemble_logs_undecodable_total`) and logged with
 //! its coordinates; the chain goes on. The value-less legacy `TextChanged` is completed here
 //! with `eth_call text(node, key)` at the log's block, answered from the `rpc_cache` table when
@@ -9,7 +14,10 @@
 //! looked up together: one read of the cache, the calls it misses several at a time, one
 //! write of their answers.
 
-use std::{collections::HashMap, sync::Arc};
+use std::{
+    collections::{HashMap, VecDeque},
+    sync::Arc,
+};
 
 use actix::prelude::*;
 use alloy::{
@@ -17,7 +25,7 @@ use alloy::{
     rpc::types::Log,
     sol_types::SolCall,
 };
-use futures::{StreamExt, TryStreamExt};
+use futures::{StreamExt, TryStreamExt, future::LocalBoxFuture};
 use sea_orm::DatabaseConnection;
 
 use super::{
@@ -68,6 +76,30 @@ pub struct Decoder {
     gauge: MailboxGauge,
     mailbox_capacity: usize,
     poisoned: bool,
+    applying: Applying,
+}
+
+/// Batches handed to the handler whose outcome is not known yet, oldest first.
+#[derive(Default)]
+struct Applying(VecDeque<LocalBoxFuture<'static, Result<(), PipelineError>>>);
+
+impl std::fmt::Debug for Applying {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Applying({} batches)", self.0.len())
+    }
+}
+
+impl Applying {
+    /// Waits for the outcomes of all but the newest `keep` batches, oldest first; the first
+    /// failure ends the wait.
+    async fn settle(&mut self, keep: usize) -> Result<(), PipelineError> {
+        while self.0.len() > keep {
+            if let Some(outcome) = self.0.pop_front() {
+                outcome.await?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What decoding a range needs; shared with the in-flight future, which must be `'static`.
@@ -92,7 +124,13 @@ pub struct DecodeJob {
 impl Decoder {
     /// A decoder running `job`, with its own mailbox gauge and capacity.
     pub fn new(job: DecodeJob, gauge: MailboxGauge, mailbox_capacity: usize) -> Self {
-        Self { job: Arc::new(job), gauge, mailbox_capacity, poisoned: false }
+        Self {
+            job: Arc::new(job),
+            gauge,
+            mailbox_capacity,
+            poisoned: false,
+            applying: Applying::default(),
+        }
     }
 }
 
@@ -105,7 +143,39 @@ impl Actor for Decoder {
 }
 
 impl DecodeJob {
-    async fn run(self: Arc<Self>, range: FetchedRange) -> Result<(), PipelineError> {
+    /// Decodes `range`, hands it to the handler and waits for the outcomes `applying` must
+    /// not run ahead of: every one for a batch at the head or journaled, otherwise all but
+    /// the newest `ahead`.
+    async fn run(
+        self: Arc<Self>,
+        range: FetchedRange,
+        applying: &mut Applying,
+        ahead: usize,
+    ) -> Result<(), PipelineError> {
+        let batch = self.decode(range).await?;
+        let keep = if batch.at_head || batch.journal.is_some() { 0 } else { ahead };
+        applying.0.push_back(self.hand_over(batch));
+        applying.settle(keep).await
+    }
+
+    /// Sends `batch` to the handler; the future is its outcome. The message is in the
+    /// handler's mailbox once this returns, so batches arrive in the order they are handed.
+    fn hand_over(&self, batch: DecodedBatch) -> LocalBoxFuture<'static, Result<(), PipelineError>> {
+        let sent = self.handler.send(batch);
+        let gauge = self.handler_gauge.clone();
+        Box::pin(async move {
+            match sent.await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    gauge.undo();
+                    Err(PipelineError::MailboxClosed { actor: "handler" })
+                }
+            }
+        })
+    }
+
+    /// The typed events of `range`, as the batch the handler applies.
+    async fn decode(&self, range: FetchedRange) -> Result<DecodedBatch, PipelineError> {
         let chain = self.chain_id.to_string();
         let mut events = Vec::with_capacity(range.logs.len());
         let mut texts = Vec::new();
@@ -181,7 +251,7 @@ impl DecodeJob {
                 *slot = value;
             }
         }
-        let batch = DecodedBatch {
+        Ok(DecodedBatch {
             from: range.from,
             to: range.to,
             to_hash: format!("{:#x}", range.to_hash),
@@ -189,12 +259,7 @@ impl DecodeJob {
             at_head: range.at_head,
             sent_at: self.handler_gauge.enqueued(),
             journal: range.journal,
-        };
-        let sent = self.handler.send(batch).await;
-        if sent.is_err() {
-            self.handler_gauge.undo();
-        }
-        sent.map_err(|_| PipelineError::MailboxClosed { actor: "handler" })?
+        })
     }
 
     /// The values of a range's legacy `TextChanged` events, by their place in the range: from
@@ -306,9 +371,19 @@ impl actix::Handler<DrainDecoder> for Decoder {
     type Result = AtomicResponse<Self, ()>;
 
     fn handle(&mut self, _: DrainDecoder, _: &mut Self::Context) -> Self::Result {
-        // Atomic: runs only after every range queued before it has been handled.
+        // Atomic: runs only after every range queued before it has been handled; then waits
+        // until the handler has applied every batch handed to it. A batch that failed closed
+        // the handler, and the handler's own drain reports that.
         self.poisoned = true;
-        AtomicResponse::new(Box::pin(fut::ready(())))
+        let mut applying = std::mem::take(&mut self.applying);
+        AtomicResponse::new(Box::pin(
+            async move {
+                while let Some(outcome) = applying.0.pop_front() {
+                    let _ = outcome.await;
+                }
+            }
+            .into_actor(self),
+        ))
     }
 }
 
@@ -322,13 +397,25 @@ impl actix::Handler<FetchedRange> for Decoder {
                 actor: "decoder",
             }))));
         }
-        AtomicResponse::new(Box::pin(Arc::clone(&self.job).run(range).into_actor(self).map(
-            |result, act, _| {
-                if result.is_err() {
-                    act.poisoned = true;
-                }
-                result
-            },
-        )))
+        // The outcomes move into the future and back: the handler is atomic, so no other
+        // message of this actor runs in between.
+        let mut applying = std::mem::take(&mut self.applying);
+        let job = Arc::clone(&self.job);
+        // The handler's mailbox has the decoder's capacity (`indexer.mailbox_capacity`). With
+        // at most that many batches unanswered, none is ever sent to a full mailbox: actix
+        // would hold such a message in its request until polled, and a later batch could
+        // overtake it.
+        let ahead = self.mailbox_capacity.saturating_sub(1);
+        let work = async move {
+            let result = job.run(range, &mut applying, ahead).await;
+            (result, applying)
+        };
+        AtomicResponse::new(Box::pin(work.into_actor(self).map(|(result, applying), act, _| {
+            act.applying = applying;
+            if result.is_err() {
+                act.poisoned = true;
+            }
+            result
+        })))
     }
 }
