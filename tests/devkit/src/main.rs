@@ -477,6 +477,12 @@ async fn bench_run(
         made.flush_bytes.0 / 1048576.0,
         made.flush_bytes.1 / 1048576.0
     );
+    println!(
+        "  handler mailbox: mean depth {:.1} of {} (sampled every 10 s), mean wait {:.1} ms",
+        made.handler_queue.0,
+        options.indexer.mailbox_capacity,
+        made.handler_queue.1 * 1e3
+    );
     for (table, secs) in &made.flush_tables {
         println!("    {table:<20} {secs:>8.2} s");
     }

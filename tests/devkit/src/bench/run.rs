@@ -135,6 +135,10 @@ pub struct RunReport {
     pub database_bytes: u64,
     /// RPC requests per method.
     pub rpc_requests: BTreeMap<String, u64>,
+    /// The handler's mailbox: decoded batches waiting while it applies, as the mean of its
+    /// depth sampled during the run, and the mean time a batch waited there, seconds. Both
+    /// near zero mean the handler waited for the decoder.
+    pub handler_queue: (f64, f64),
 }
 
 impl RunReport {
@@ -233,6 +237,15 @@ fn largest_flush(text: &str) -> f64 {
 
 /// How often a run reads the largest flush off the metrics: well within the summaries' window
 /// (three buckets of 20 s by default).
+/// The depth of the handler's mailbox on the page.
+fn handler_depth(text: &str) -> f64 {
+    samples(text, "ensemble_mailbox_depth")
+        .into_iter()
+        .filter(|(labels, _)| label(labels, "actor").as_deref() == Some("handler"))
+        .map(|(_, v)| v)
+        .sum()
+}
+
 const FLUSH_SAMPLING: Duration = Duration::from_secs(10);
 
 /// Reads the run's measurements off the rendered Prometheus page.
@@ -259,6 +272,15 @@ fn from_metrics(text: &str, report: &mut RunReport) {
     let (hits, misses) = (sum("ensemble_cache_hits_total"), sum("ensemble_cache_misses_total"));
     report.cache_hit_rate = hits / (hits + misses).max(1.0);
     report.prefetch_reads = sum("ensemble_prefetch_reads_total") as u64;
+    let handler = |name: &str| {
+        samples(text, name)
+            .into_iter()
+            .filter(|(labels, _)| label(labels, "actor").as_deref() == Some("handler"))
+            .map(|(_, v)| v)
+            .sum::<f64>()
+    };
+    report.handler_queue.1 = handler("ensemble_mailbox_wait_seconds_sum")
+        / handler("ensemble_mailbox_wait_seconds_count").max(1.0);
     report.rpc_requests = samples(text, "ensemble_rpc_requests_total")
         .into_iter()
         .filter_map(|(labels, v)| Some((label(&labels, "event")?, v as u64)))
@@ -314,12 +336,16 @@ pub async fn run(
         ensemble::store::query_indexes::defer(&db).await?;
     }
     let largest = std::rc::Rc::new(std::cell::Cell::new(0.0_f64));
+    let depths = std::rc::Rc::new(std::cell::Cell::new((0.0_f64, 0_u32)));
     let sampler = actix_rt::spawn({
-        let (handle, largest) = (handle.clone(), largest.clone());
+        let (handle, largest, depths) = (handle.clone(), largest.clone(), depths.clone());
         async move {
             loop {
                 tokio::time::sleep(FLUSH_SAMPLING).await;
-                largest.set(largest.get().max(largest_flush(&handle.render())));
+                let page = handle.render();
+                largest.set(largest.get().max(largest_flush(&page)));
+                let (sum, count) = depths.get();
+                depths.set((sum + handler_depth(&page), count + 1));
             }
         }
     });
@@ -342,6 +368,8 @@ pub async fn run(
     };
     from_metrics(&handle.render(), &mut report);
     report.flush_bytes.1 = report.flush_bytes.1.max(largest.get());
+    let (depth_sum, depth_samples) = depths.get();
+    report.handler_queue.0 = depth_sum / f64::from(depth_samples.max(1));
     report.peak_rss = peak_rss();
     report.database_bytes = database_bytes(&db, &options.database_url).await?;
     Ok(report)
@@ -471,6 +499,12 @@ mod tests {
             ensemble_flush_bytes_count{chain=\"1\"} 4\n\
             ensemble_cache_hits_total{entity=\"domain\"} 3\n\
             ensemble_cache_misses_total{entity=\"domain\"} 1\n\
+            ensemble_mailbox_depth{chain=\"1\",actor=\"handler\"} 3\n\
+            ensemble_mailbox_depth{chain=\"1\",actor=\"decoder\"} 5\n\
+            ensemble_mailbox_wait_seconds_sum{chain=\"1\",actor=\"handler\"} 0.5\n\
+            ensemble_mailbox_wait_seconds_count{chain=\"1\",actor=\"handler\"} 20\n\
+            ensemble_mailbox_wait_seconds_sum{chain=\"1\",actor=\"decoder\"} 9\n\
+            ensemble_mailbox_wait_seconds_count{chain=\"1\",actor=\"decoder\"} 20\n\
             ensemble_rpc_requests_total{chain=\"1\",event=\"eth_getLogs\"} 7\n";
         let mut report = RunReport { blocks: 10_000, ..RunReport::default() };
         from_metrics(page, &mut report);
@@ -479,6 +513,8 @@ mod tests {
         assert_eq!(report.flush_bytes, (200.0, 300.0), "mean and largest flush");
         assert!((report.cache_hit_rate - 0.75).abs() < 1e-9);
         assert_eq!(report.rpc_requests["eth_getLogs"], 7);
+        assert!((report.handler_queue.1 - 0.025).abs() < 1e-9, "the handler's mean wait");
+        assert_eq!(handler_depth(page), 3.0);
         assert!((report.requests_per_10k_blocks() - 7.0).abs() < 1e-9);
     }
 }
