@@ -8,8 +8,8 @@
 //! every row, next to the dirty set being refilled, and about a quarter of the memory a flush
 //! held (the `memory` test measures what a flush holds).
 //!
-//! Rows are found by key through [`SlotIndex`], positions in the vector hashed by key: four
-//! bytes a slot where the map held a key and a row. The handlers ask whether a key is in
+//! Rows are found by key through [`SlotIndex`], positions in the vector hashed by key: about
+//! five bytes a slot where the map held a key and a row. The handlers ask whether a key is in
 //! flight for nearly every key they read, and a binary search over a flush's tens of
 //! thousands of hash keys touched a new cache line at each of its ~16 steps: it was a tenth
 //! of the pipeline thread's time (BENCHMARKS.md).
@@ -88,45 +88,29 @@ impl<K: Ord + Hash, M> InFlight<K, M> {
     }
 }
 
-/// Positions of rows, found by the hash of their key: open addressing with linear probing,
-/// at most half the slots used. A slot holds a position plus one; zero is free. The slots
-/// hold no key: [`SlotIndex::find`] compares the row at each position it probes.
+/// Positions of rows, found by the hash of their key. The table holds positions only, no
+/// key: a lookup compares the row at each position whose hash matches.
 #[derive(Debug, Default)]
 struct SlotIndex {
-    slots: Vec<u32>,
+    positions: hashbrown::HashTable<u32>,
     hasher: foldhash::fast::RandomState,
 }
 
 impl SlotIndex {
     /// Indexes the keys at positions `0..`, replacing what was indexed.
     fn build<'a, K: Hash + 'a>(&mut self, keys: impl ExactSizeIterator<Item = &'a K>) {
-        let len = keys.len();
-        let positions = u32::try_from(len).expect("a flush holds fewer than 2^32 rows per table");
-        self.slots = vec![0; (2 * len).next_power_of_two()];
-        let mask = self.slots.len() - 1;
-        for (position, key) in (1..=positions).zip(keys) {
-            let mut slot = self.hasher.hash_one(key) as usize & mask;
-            while self.slots[slot] != 0 {
-                slot = (slot + 1) & mask;
-            }
-            self.slots[slot] = position;
+        let hashes: Vec<u64> = keys.map(|key| self.hasher.hash_one(key)).collect();
+        self.positions = hashbrown::HashTable::with_capacity(hashes.len());
+        for (position, &hash) in hashes.iter().enumerate() {
+            let position = u32::try_from(position).expect("a flush holds fewer than 2^32 rows");
+            self.positions.insert_unique(hash, position, |&p| hashes[p as usize]);
         }
     }
 
     /// The position whose row `is_key` accepts among those hashed like `key`.
     fn find<Q: Hash + ?Sized>(&self, key: &Q, is_key: impl Fn(usize) -> bool) -> Option<usize> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let mask = self.slots.len() - 1;
-        let mut slot = self.hasher.hash_one(key) as usize & mask;
-        loop {
-            match self.slots[slot] {
-                0 => return None,
-                position if is_key(position as usize - 1) => return Some(position as usize - 1),
-                _ => slot = (slot + 1) & mask,
-            }
-        }
+        let hash = self.hasher.hash_one(key);
+        self.positions.find(hash, |&p| is_key(p as usize)).map(|&p| p as usize)
     }
 }
 

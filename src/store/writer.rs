@@ -181,11 +181,11 @@ where
     Ok(())
 }
 
-/// [`write_rows`], timed into `ensemble_flush_table_seconds{entity}`: which table a flush
-/// spends its time on.
-async fn timed_write<E, C>(
+/// [`write_rows`] over `chunks` of rows, timed together into
+/// `ensemble_flush_table_seconds{entity}`: which table a flush spends its time on.
+async fn timed_write<'a, E, C>(
     db: &C,
-    rows: &[E::Model],
+    chunks: impl IntoIterator<Item = &'a [E::Model]>,
     conflict: Conflict<'_, E::Column>,
     entity: &'static str,
 ) -> Result<(), StoreError>
@@ -196,27 +196,8 @@ where
     C: sea_orm::ConnectionTrait,
 {
     let started = std::time::Instant::now();
-    write_rows::<E, C, E::Model>(db, rows, conflict).await?;
-    record_table_time(entity, started);
-    Ok(())
-}
-
-/// Inserts append-only history `rows` ([`Conflict::Refuse`]), chunk by chunk, timed into
-/// `ensemble_flush_table_seconds{entity}`.
-async fn timed_append<E, C>(
-    db: &C,
-    rows: &RowChunks<E::Model>,
-    entity: &'static str,
-) -> Result<(), StoreError>
-where
-    E: EntityTrait,
-    E::Model: IntoActiveModel<E::ActiveModel> + Clone,
-    E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
-    C: sea_orm::ConnectionTrait,
-{
-    let started = std::time::Instant::now();
-    for chunk in rows.chunks() {
-        write_rows::<E, C, E::Model>(db, chunk, Conflict::Refuse).await?;
+    for rows in chunks {
+        write_rows::<E, C, E::Model>(db, rows, conflict).await?;
     }
     record_table_time(entity, started);
     Ok(())
@@ -263,25 +244,38 @@ pub async fn write(
     changes.tables.write(&txn, changes).await?;
     timed_write::<resolver_address::Entity, _>(
         &txn,
-        &changes.addresses,
+        [changes.addresses.as_slice()],
         Conflict::UPDATE_ALL,
         "resolver_address",
     )
     .await?;
     timed_write::<resolver_text::Entity, _>(
         &txn,
-        &changes.texts,
+        [changes.texts.as_slice()],
         Conflict::UPDATE_ALL,
         "resolver_text",
     )
     .await?;
-    timed_write::<contract::Entity, _>(&txn, &changes.contracts, Conflict::Refuse, "contract")
-        .await?;
-    timed_append::<event::Entity, _>(&txn, &changes.events, "event").await?;
-    timed_append::<event_block::Entity, _>(&txn, &changes.event_blocks, "event_block").await?;
-    timed_append::<event_transaction::Entity, _>(
+    timed_write::<contract::Entity, _>(
         &txn,
-        &changes.event_transactions,
+        [changes.contracts.as_slice()],
+        Conflict::Refuse,
+        "contract",
+    )
+    .await?;
+    timed_write::<event::Entity, _>(&txn, changes.events.chunks(), Conflict::Refuse, "event")
+        .await?;
+    timed_write::<event_block::Entity, _>(
+        &txn,
+        changes.event_blocks.chunks(),
+        Conflict::Refuse,
+        "event_block",
+    )
+    .await?;
+    timed_write::<event_transaction::Entity, _>(
+        &txn,
+        changes.event_transactions.chunks(),
+        Conflict::Refuse,
         "event_transaction",
     )
     .await?;
