@@ -164,21 +164,24 @@ pub fn emitter_code() -> Vec<u8> {
 /// deleted domain left behind, fails it. Always true on PostgreSQL, whose trigram search is
 /// an index the database keeps.
 pub async fn name_search_matches(db: &DatabaseConnection) -> bool {
-    use sea_orm::TransactionTrait;
     if db.get_database_backend() != sea_orm::DatabaseBackend::Sqlite {
         return true;
     }
     // In a transaction of its own, rolled back, so that nothing a failed check (FTS5 reports
     // a mismatch as a corrupt table) leaves on its pooled connection outlasts it: run bare,
     // a later `UPDATE` through the pool once went unseen by the next reads (cause not found).
-    let txn = db.begin().await.expect("begin");
+    // The transaction takes the write lock at its start (as the indexer's writes do): in a
+    // deferred one, the check failed now and then with "database is locked" (code 5) while
+    // the indexer ran, about once in 40 runs of the reorg test on a loaded machine.
+    let txn = ensemble::store::database::begin_write(db).await.expect("begin");
     let checked = txn
         .execute_unprepared(
             "INSERT INTO domains_name_fts(domains_name_fts, rank) VALUES ('integrity-check', 1)",
         )
         .await;
     txn.rollback().await.expect("rollback");
-    checked.is_ok()
+    // A failure says why: a mismatch reads as a corrupt table, anything else is not one.
+    checked.inspect_err(|err| eprintln!("name search check: {err}")).is_ok()
 }
 
 /// Waits until `chain`'s checkpoint reaches `block`.
