@@ -172,7 +172,7 @@ pub async fn name_search_matches(db: &DatabaseConnection) -> bool {
     // a later `UPDATE` through the pool once went unseen by the next reads (cause not found).
     // The transaction takes the write lock at its start (as the indexer's writes do): in a
     // deferred one, the check failed now and then with "database is locked" (code 5) while
-    // the indexer ran, about once in 40 runs of the reorg test on a loaded machine.
+    // the indexer ran: in 2 of 288 runs of the reorg test on a loaded machine.
     let txn = ensemble::store::database::begin_write(db).await.expect("begin");
     let checked = txn
         .execute_unprepared(
