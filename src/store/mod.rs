@@ -18,7 +18,8 @@
 //! - [`heal_log`] carries labels that became known to every chain's domains;
 //! - [`query_indexes`] sets the API's query indexes aside during a fresh database's first
 //!   backfill and builds them once when it catches up;
-//! - [`unnest_upsert`] is PostgreSQL's bulk upsert, one array per column;
+//! - [`unnest_upsert`] is PostgreSQL's bulk upsert, one array per column, and
+//!   [`sqlite_upsert`] SQLite's, with as little statement journal as each table allows;
 //! - [`tcp_nodelay`] turns Nagle's algorithm off for the PostgreSQL connections.
 
 pub mod cache;
@@ -42,6 +43,7 @@ pub mod query_indexes;
 pub mod row_chunks;
 pub mod row_size;
 pub mod rpc_cache;
+pub mod sqlite_upsert;
 pub mod status_row;
 pub mod table;
 pub mod tables;

@@ -154,12 +154,20 @@ impl WriteBehind for domain::Entity {
             let last = name_search::last_row(txn).await?;
             name_search::forget(txn, &renamed_ids).await?;
             writer::record_table_time("name_search", started);
-            writer::write_rows::<Self, _, _>(txn, &renamed, Conflict::UpdateAllBut(&DOMAIN_FIXED))
-                .await?;
+            writer::write_indexed_rows::<Self, _, _>(
+                txn,
+                &renamed,
+                Conflict::UpdateAllBut(&DOMAIN_FIXED),
+            )
+            .await?;
             let fixed_and_name: Vec<domain::Column> =
                 DOMAIN_FIXED.into_iter().chain(DOMAIN_NAME).collect();
-            writer::write_rows::<Self, _, _>(txn, &kept, Conflict::UpdateAllBut(&fixed_and_name))
-                .await?;
+            writer::write_indexed_rows::<Self, _, _>(
+                txn,
+                &kept,
+                Conflict::UpdateAllBut(&fixed_and_name),
+            )
+            .await?;
             let started = std::time::Instant::now();
             name_search::index(txn, &renamed_ids, last).await?;
             writer::record_table_time("name_search", started);

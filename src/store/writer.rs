@@ -1,19 +1,18 @@
 //! The writer: one flush = one database transaction holding every changed row and the chain
 //! checkpoint. Rows go out as upserts (`INSERT .. ON CONFLICT DO UPDATE`): chunked multi-row
-//! `VALUES` on SQLite, one array per column on PostgreSQL ([`super::unnest_upsert`]).
+//! `VALUES` on SQLite, the domains there as an `UPDATE` of the stored rows and an `INSERT` of
+//! the new ones ([`super::sqlite_upsert`]); one array per column on PostgreSQL
+//! ([`super::unnest_upsert`]).
 
 use entities::{
     checkpoint, contract, event, event_block, event_transaction, resolver_address, resolver_text,
 };
 
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, IdenStatic, IntoActiveModel,
-    Iterable, PrimaryKeyToColumn, QueryFilter, sea_query::OnConflict,
-};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use super::{
     StoreError, database::WalBound, journal::JournalWindow, row_chunks::RowChunks,
-    tables::CachedRows,
+    sqlite_upsert::Stored, tables::CachedRows,
 };
 use crate::ChainId;
 
@@ -124,15 +123,13 @@ impl<Col> Conflict<'static, Col> {
 pub async fn upsert<E, C>(db: &C, rows: &[E::Model]) -> Result<(), StoreError>
 where
     E: EntityTrait,
-    E::Model: IntoActiveModel<E::ActiveModel> + Clone,
-    E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
     C: sea_orm::ConnectionTrait,
 {
     write_rows::<E, C, E::Model>(db, rows, Conflict::UPDATE_ALL).await
 }
 
-/// Inserts `rows`, resolving key conflicts as `conflict` says: chunked multi-row `VALUES` on
-/// SQLite, one array per column on PostgreSQL.
+/// Inserts `rows`, resolving key conflicts as `conflict` says: [`super::sqlite_upsert`] on
+/// SQLite, [`super::unnest_upsert`] on PostgreSQL.
 pub(crate) async fn write_rows<E, C, R>(
     db: &C,
     rows: &[R],
@@ -140,8 +137,36 @@ pub(crate) async fn write_rows<E, C, R>(
 ) -> Result<(), StoreError>
 where
     E: EntityTrait,
-    E::Model: IntoActiveModel<E::ActiveModel> + Clone,
-    E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
+    C: sea_orm::ConnectionTrait,
+    R: std::borrow::Borrow<E::Model>,
+{
+    write_rows_as::<E, C, R>(db, rows, conflict, Stored::OnConflict).await
+}
+
+/// [`write_rows`] for a table whose rows are entries in several B-trees (on SQLite a rowid
+/// table, its key's index and other indexes): SQLite writes the stored rows and the new ones
+/// apart ([`Stored::Apart`]).
+pub(crate) async fn write_indexed_rows<E, C, R>(
+    db: &C,
+    rows: &[R],
+    conflict: Conflict<'_, E::Column>,
+) -> Result<(), StoreError>
+where
+    E: EntityTrait,
+    C: sea_orm::ConnectionTrait,
+    R: std::borrow::Borrow<E::Model>,
+{
+    write_rows_as::<E, C, R>(db, rows, conflict, Stored::Apart).await
+}
+
+async fn write_rows_as<E, C, R>(
+    db: &C,
+    rows: &[R],
+    conflict: Conflict<'_, E::Column>,
+    stored: Stored,
+) -> Result<(), StoreError>
+where
+    E: EntityTrait,
     C: sea_orm::ConnectionTrait,
     R: std::borrow::Borrow<E::Model>,
 {
@@ -151,34 +176,7 @@ where
     if db.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
         return super::unnest_upsert::upsert::<E, C, R>(db, rows, conflict).await;
     }
-    let pk: Vec<E::Column> = E::PrimaryKey::iter().map(|k| k.into_column()).collect();
-    let on_conflict = match conflict {
-        Conflict::Refuse => None,
-        Conflict::UpdateAllBut(keep) => {
-            let updates: Vec<E::Column> = E::Column::iter()
-                .filter(|c| !pk.iter().chain(keep).any(|k| k.as_str() == c.as_str()))
-                .collect();
-            let mut clause = OnConflict::columns(pk.clone());
-            if updates.is_empty() {
-                clause.do_nothing();
-            } else {
-                clause.update_columns(updates);
-            }
-            Some(clause)
-        }
-    };
-    let mut rest = rows;
-    for size in statement_sizes(rows.len()) {
-        let (rows, tail) = rest.split_at(size);
-        rest = tail;
-        let mut insert =
-            E::insert_many(rows.iter().map(|r| r.borrow().clone().into_active_model()));
-        if let Some(clause) = &on_conflict {
-            insert = insert.on_conflict(clause.clone());
-        }
-        insert.exec_without_returning(db).await.map_err(StoreError::db("upsert"))?;
-    }
-    Ok(())
+    super::sqlite_upsert::upsert::<E, C, R>(db, rows, conflict, stored).await
 }
 
 /// [`write_rows`] over `chunks` of rows, timed together into
@@ -191,8 +189,6 @@ async fn timed_write<'a, E, C>(
 ) -> Result<(), StoreError>
 where
     E: EntityTrait,
-    E::Model: IntoActiveModel<E::ActiveModel> + Clone,
-    E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
     C: sea_orm::ConnectionTrait,
 {
     let started = std::time::Instant::now();
