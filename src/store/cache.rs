@@ -72,7 +72,7 @@ impl<V: RowSize + Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> 
         let inner = Cache::builder()
             .max_capacity(bytes)
             // Least recently used goes first, and every row offered is admitted. Rows enter
-            // once, when their flush commits (`Table::complete_flush`), and moka's default
+            // once, when their flush commits (`Table::cache_committed`), and moka's default
             // admission (TinyLFU) turns away a new key seen fewer times than the entry it
             // would evict: the rows a flush just wrote, the likeliest to be read next.
             .eviction_policy(moka::policy::EvictionPolicy::lru())

@@ -4,7 +4,9 @@
 //! then the database. Writes go to the dirty set. [`EntityStore::begin_flush`] moves the
 //! dirty set in flight and hands it to the writer as one transaction with the checkpoint;
 //! the handler may apply the next batch while it is written, and
-//! [`EntityStore::complete_flush`] moves the in-flight rows into the cache once committed.
+//! [`EntityStore::complete_flush`] moves the in-flight rows into the cache once committed
+//! (or [`EntityStore::take_committed`] and [`EntityStore::cache_committed`], with the next
+//! flush begun in between).
 //! If a write fails, nothing of it was committed; the handler stops and the chain resumes
 //! from the previous checkpoint, as after a crash.
 //!

@@ -13,6 +13,11 @@ use super::{
     writer::{self, Changes, Checkpoint},
 };
 
+/// The rows of a committed flush on their way from the flight into the read cache
+/// ([`EntityStore::take_committed`]).
+#[derive(Debug)]
+pub struct Committed(super::tables::CommittedRows);
+
 /// What a flush hands to the writer; the store keeps the rows readable (in flight) until
 /// [`EntityStore::complete_flush`].
 #[derive(Debug)]
@@ -107,8 +112,22 @@ impl EntityStore {
 
     /// The flush in flight is committed: its rows are the database's now.
     pub fn complete_flush(&mut self) {
-        self.tables.complete_flush();
+        let committed = self.take_committed();
+        self.cache_committed(committed);
+    }
+
+    /// [`EntityStore::complete_flush`] in two steps, so that the next flush can begin in
+    /// between: this one takes the committed rows out of flight, and
+    /// [`EntityStore::cache_committed`] puts them into the read cache. Nothing may read the
+    /// store between the two: a committed row that is not dirty is in neither layer then.
+    pub fn take_committed(&mut self) -> Committed {
         self.new_inflight = NewRows::default();
+        Committed(self.tables.take_committed())
+    }
+
+    /// Puts the rows [`EntityStore::take_committed`] took into the read cache.
+    pub fn cache_committed(&mut self, committed: Committed) {
+        self.tables.cache_committed(committed.0);
     }
 
     /// Writes every change and `checkpoint` in one transaction and waits for it. On error

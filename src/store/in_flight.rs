@@ -65,6 +65,12 @@ impl<K: Ord + Hash, M> InFlight<K, M> {
         rows.into_iter().map(move |row| (key_of(&row).clone(), row))
     }
 
+    /// Takes the rows out, leaving nothing in flight: for a committed flush whose rows are
+    /// cached after the next flush has begun ([`InFlight::complete`] on what this returns).
+    pub fn take(&mut self) -> Self {
+        std::mem::replace(self, Self::empty(self.key_of))
+    }
+
     /// The row of `key`, if it is in flight.
     pub fn get<Q: Eq + Hash + ?Sized>(&self, key: &Q) -> Option<&M>
     where

@@ -54,6 +54,6 @@ pub mod writer;
 pub use entity_store::EntityStore;
 pub use error::StoreError;
 pub use event_history::HistoryRows;
-pub use flush::PendingFlush;
+pub use flush::{Committed, PendingFlush};
 pub use prefetch::PrefetchKeys;
 pub use writer::Checkpoint;

@@ -146,13 +146,19 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
         self.inflight.begin(std::mem::take(&mut self.dirty))
     }
 
+    /// The committed flush's rows, out of flight but not cached yet: the caller hands them to
+    /// [`Table::cache_committed`] before the table is read again.
+    pub(super) fn take_committed(&mut self) -> InFlight<K, M> {
+        self.inflight.take()
+    }
+
     /// The flush in flight committed: its rows go into the read cache, where the next reads
     /// of them look once they are neither dirty nor in flight. Until then those two layers
     /// hold the newest version and the cache is not read, so a row enters the cache once
     /// per flush rather than at every change (a domain changes several times in a flush;
     /// the inserts were an eighth of the handler thread's profile).
-    pub(super) fn complete_flush(&mut self) {
-        for (key, row) in self.inflight.complete() {
+    pub(super) fn cache_committed(&mut self, mut committed: InFlight<K, M>) {
+        for (key, row) in committed.complete() {
             self.cache.insert(key, Some(row));
         }
     }

@@ -25,7 +25,7 @@ use sea_orm::{DatabaseTransaction, EntityTrait};
 use super::{
     StoreError,
     cache::CacheKey,
-    in_flight::SharedRows,
+    in_flight::{InFlight, SharedRows},
     journal, name_search,
     row_size::RowSize,
     table::{Table, map_bytes},
@@ -264,10 +264,22 @@ macro_rules! derive_tables {
                 CachedRows { $($field: self.$field.begin_flush(),)* }
             }
 
-            /// The flush in flight is committed.
-            pub(super) fn complete_flush(&mut self) {
-                $(self.$field.complete_flush();)*
+            /// The committed flush's rows of every table, out of flight, not cached yet.
+            pub(super) fn take_committed(&mut self) -> CommittedRows {
+                CommittedRows { $($field: self.$field.take_committed(),)* }
             }
+
+            /// Puts the rows of a committed flush into the read caches.
+            pub(super) fn cache_committed(&mut self, committed: CommittedRows) {
+                $(self.$field.cache_committed(committed.$field);)*
+            }
+        }
+
+        /// The rows of every write-behind table of a committed flush, between leaving the
+        /// flight and entering the read cache.
+        #[derive(Debug)]
+        pub struct CommittedRows {
+            $($field: InFlight<<$entity::Entity as WriteBehind>::Key, $entity::Model>,)*
         }
 
         /// The rows of every write-behind table a flush writes, each sorted by key.
