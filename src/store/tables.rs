@@ -28,6 +28,7 @@ use super::{
     in_flight::{InFlight, SharedRows},
     journal, name_search,
     row_size::RowSize,
+    sqlite_upsert::Stored,
     table::{Table, map_bytes},
     writer::{self, Changes, Conflict},
 };
@@ -154,18 +155,20 @@ impl WriteBehind for domain::Entity {
             let last = name_search::last_row(txn).await?;
             name_search::forget(txn, &renamed_ids).await?;
             writer::record_table_time("name_search", started);
-            writer::write_indexed_rows::<Self, _, _>(
+            writer::write_rows_with::<Self, _, _>(
                 txn,
                 &renamed,
                 Conflict::UpdateAllBut(&DOMAIN_FIXED),
+                Stored::Apart,
             )
             .await?;
             let fixed_and_name: Vec<domain::Column> =
                 DOMAIN_FIXED.into_iter().chain(DOMAIN_NAME).collect();
-            writer::write_indexed_rows::<Self, _, _>(
+            writer::write_rows_with::<Self, _, _>(
                 txn,
                 &kept,
                 Conflict::UpdateAllBut(&fixed_and_name),
+                Stored::Apart,
             )
             .await?;
             let started = std::time::Instant::now();

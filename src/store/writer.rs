@@ -140,26 +140,13 @@ where
     C: sea_orm::ConnectionTrait,
     R: std::borrow::Borrow<E::Model>,
 {
-    write_rows_as::<E, C, R>(db, rows, conflict, Stored::OnConflict).await
+    write_rows_with::<E, C, R>(db, rows, conflict, Stored::OnConflict).await
 }
 
-/// [`write_rows`] for a table whose rows are entries in several B-trees (on SQLite a rowid
-/// table, its key's index and other indexes): SQLite writes the stored rows and the new ones
-/// apart ([`Stored::Apart`]).
-pub(crate) async fn write_indexed_rows<E, C, R>(
-    db: &C,
-    rows: &[R],
-    conflict: Conflict<'_, E::Column>,
-) -> Result<(), StoreError>
-where
-    E: EntityTrait,
-    C: sea_orm::ConnectionTrait,
-    R: std::borrow::Borrow<E::Model>,
-{
-    write_rows_as::<E, C, R>(db, rows, conflict, Stored::Apart).await
-}
-
-async fn write_rows_as<E, C, R>(
+/// [`write_rows`], with SQLite writing stored rows as `stored` says: [`Stored::Apart`] for a
+/// table whose rows are entries in several B-trees (a rowid table, its key's index and other
+/// indexes). PostgreSQL writes them as [`write_rows`] does.
+pub(crate) async fn write_rows_with<E, C, R>(
     db: &C,
     rows: &[R],
     conflict: Conflict<'_, E::Column>,
