@@ -1,8 +1,13 @@
 //! [`EntityStore::prefetch`]: the rows a batch will read, loaded in a few fixed-size `IN`
 //! queries before its handlers run, so they find them in memory.
+//!
+//! The queries of a prefetch run side by side on the pool's connections: the handler waits
+//! for the slowest of them instead of their sum. On SQLite each query is served by its
+//! connection's own thread, so while one waits for a page from the kernel another reads.
 
 use entities::{domain, label, registration, resolver_record};
 use foldhash::HashSet;
+use futures::{StreamExt, TryStreamExt};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use super::{EntityStore, StoreError, cache::CacheKey, table::Table};
@@ -27,20 +32,17 @@ pub struct PrefetchKeys {
 /// prepared-statement cache holds one entry for it, not one per batch size.
 pub const PREFETCH_CHUNK: usize = 500;
 
-/// Loads the rows of `keys` that are neither dirty nor cached, in fixed-size `IN` queries,
-/// and pins every answer (absences too) for the batch; the batch's end caches those it did
-/// not change ([`Table::end_batch`]). Returns the rows read from the database.
-async fn prefetch_table<E, K>(
-    db: &DatabaseConnection,
-    table: &mut Table<E::Model, K>,
-    column: E::Column,
-    mut keys: Vec<K>,
-    key_of: impl Fn(&E::Model) -> &K,
-) -> Result<usize, StoreError>
+/// Queries of one table's prefetch that run at a time. Three tables are read side by side,
+/// so a prefetch holds at most three times this many of the pool's connections
+/// (`database::DEFAULT_MAX_CONNECTIONS`), leaving the others to the API.
+pub const PREFETCH_QUERIES_PER_TABLE: usize = 2;
+
+/// The keys of `keys` that are neither dirty nor cached, sorted and without repeats. Keys
+/// the cache knows (rows and absences) are pinned for the batch on the way.
+fn missing_keys<M, K>(table: &mut Table<M, K>, mut keys: Vec<K>) -> Vec<K>
 where
-    E: EntityTrait,
-    E::Model: Clone + Send + Sync + 'static,
-    K: CacheKey + Into<sea_orm::Value>,
+    M: Clone + Send + Sync + 'static,
+    K: CacheKey,
 {
     keys.sort_unstable();
     keys.dedup();
@@ -56,24 +58,54 @@ where
     // What the read cache did not spare: keys looked up in the database.
     metrics::counter!("ensemble_prefetch_reads_total", "entity" => table.cache.table())
         .increment(keys.len() as u64);
-    let mut loaded = 0;
-    for chunk in keys.chunks(PREFETCH_CHUNK) {
-        let pad = chunk.last().cloned().into_iter().cycle().take(PREFETCH_CHUNK - chunk.len());
-        let rows = E::find()
-            .filter(column.is_in(chunk.iter().cloned().chain(pad)))
-            .all(db)
-            .await
-            .map_err(StoreError::db("prefetch"))?;
-        loaded += rows.len();
-        let found: HashSet<K> = rows.iter().map(|r| key_of(r).clone()).collect();
-        for row in rows {
-            table.pin_loaded(key_of(&row).clone(), Some(row));
-        }
-        for key in chunk.iter().filter(|k| !found.contains(*k)) {
-            table.pin_loaded(key.clone(), None);
-        }
+    keys
+}
+
+/// The stored rows of `keys`, read in [`PREFETCH_CHUNK`]-key queries, at most
+/// [`PREFETCH_QUERIES_PER_TABLE`] at a time.
+async fn load<E, K>(
+    db: &DatabaseConnection,
+    column: E::Column,
+    keys: &[K],
+) -> Result<Vec<E::Model>, StoreError>
+where
+    E: EntityTrait,
+    K: CacheKey + Into<sea_orm::Value>,
+{
+    let chunks: Vec<Vec<E::Model>> = futures::stream::iter(keys.chunks(PREFETCH_CHUNK))
+        .map(|chunk| {
+            let pad = chunk.last().cloned().into_iter().cycle().take(PREFETCH_CHUNK - chunk.len());
+            E::find().filter(column.is_in(chunk.iter().cloned().chain(pad))).all(db)
+        })
+        .buffered(PREFETCH_QUERIES_PER_TABLE)
+        .try_collect()
+        .await
+        .map_err(StoreError::db("prefetch"))?;
+    Ok(chunks.into_iter().flatten().collect())
+}
+
+/// Pins for the batch every row of `rows` and an absence for every key of `keys` without
+/// one; the batch's end caches those it did not change ([`Table::end_batch`]). Returns the
+/// rows read from the database.
+fn pin_all<M, K>(
+    table: &mut Table<M, K>,
+    keys: Vec<K>,
+    rows: Vec<M>,
+    key_of: impl Fn(&M) -> &K,
+) -> usize
+where
+    M: Clone + Send + Sync + 'static,
+    K: CacheKey,
+{
+    let loaded = rows.len();
+    let found: HashSet<K> = rows.iter().map(|r| key_of(r).clone()).collect();
+    for row in rows {
+        table.pin_loaded(key_of(&row).clone(), Some(row));
     }
-    Ok(loaded)
+    for key in keys.into_iter().filter(|k| !found.contains(k)) {
+        table.pin_loaded(key, None);
+    }
+    loaded
 }
 
 impl EntityStore {
@@ -82,42 +114,90 @@ impl EntityStore {
     /// they read in the cache. Returns the rows read from the database.
     pub async fn prefetch(&mut self, keys: PrefetchKeys) -> Result<usize, StoreError> {
         let PrefetchKeys { domains, labels, records } = keys;
-        let mut loaded = prefetch_table::<label::Entity, _>(
-            &self.db,
-            &mut self.tables.labels,
-            label::Column::LabelHash,
-            labels,
-            |r| &r.label_hash,
-        )
-        .await?;
-        loaded += prefetch_table::<resolver_record::Entity, _>(
-            &self.db,
-            &mut self.tables.records,
-            resolver_record::Column::Id,
-            records,
-            |r| &r.id,
-        )
-        .await?;
-        loaded += prefetch_table::<domain::Entity, _>(
-            &self.db,
-            &mut self.tables.domains,
-            domain::Column::Id,
-            domains.clone(),
-            |r| &r.id,
-        )
-        .await?;
+        let tables = &mut self.tables;
+        let labels = missing_keys(&mut tables.labels, labels);
+        let records = missing_keys(&mut tables.records, records);
+        let domain_keys = missing_keys(&mut tables.domains, domains.clone());
+        let (label_rows, record_rows, domain_rows) = futures::try_join!(
+            load::<label::Entity, _>(&self.db, label::Column::LabelHash, &labels),
+            load::<resolver_record::Entity, _>(&self.db, resolver_record::Column::Id, &records),
+            load::<domain::Entity, _>(&self.db, domain::Column::Id, &domain_keys),
+        )?;
+        let mut loaded = pin_all(&mut tables.labels, labels, label_rows, |r| &r.label_hash);
+        loaded += pin_all(&mut tables.records, records, record_rows, |r| &r.id);
+        loaded += pin_all(&mut tables.domains, domain_keys, domain_rows, |r| &r.id);
+        // Known only now: which registration each domain points at.
         let registrations: Vec<RegistrationKey> = domains
             .iter()
-            .filter_map(|id| self.tables.domains.peek(id).and_then(|row| row.registration_id()))
+            .filter_map(|id| tables.domains.peek(id).and_then(|row| row.registration_id()))
             .collect();
-        loaded += prefetch_table::<registration::Entity, _>(
-            &self.db,
-            &mut self.tables.registrations,
-            registration::Column::Id,
-            registrations,
-            |r| &r.id,
-        )
-        .await?;
+        let registrations = missing_keys(&mut tables.registrations, registrations);
+        let rows =
+            load::<registration::Entity, _>(&self.db, registration::Column::Id, &registrations)
+                .await?;
+        loaded += pin_all(&mut tables.registrations, registrations, rows, |r| &r.id);
         Ok(loaded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use entities::{
+        contract_node_key::{ADDRESS_BYTES, NODE_BYTES},
+        resolver_record,
+    };
+
+    use super::*;
+    use crate::{
+        ChainId,
+        store::{Checkpoint, database},
+    };
+
+    fn record(node: u16) -> resolver_record::Model {
+        let mut hash = [0; NODE_BYTES];
+        hash[..2].copy_from_slice(&node.to_be_bytes());
+        resolver_record::Model {
+            id: ResolverRecordKey::new(1, &[0x11; ADDRESS_BYTES], &hash),
+            name: Some(format!("node {node}")),
+            contenthash: None,
+            pubkey_x: None,
+            pubkey_y: None,
+            version: 0,
+        }
+    }
+
+    /// More keys than the queries that run at a time hold: every stored row is found and
+    /// pinned, every other key pinned as absent, whichever query answered first.
+    #[tokio::test]
+    async fn a_prefetch_in_concurrent_chunks_finds_every_row() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("prefetch.sqlite").display());
+        let db = database::connect(&url).await.expect("database");
+        let chunks = PREFETCH_QUERIES_PER_TABLE * 2 + 1;
+        let stored: Vec<_> =
+            (0..chunks * PREFETCH_CHUNK).step_by(2).map(|n| record(n as u16)).collect();
+        let mut writer = EntityStore::new(db.clone(), ChainId(1), 1 << 20);
+        for row in &stored {
+            writer.put_record(row.clone());
+        }
+        let checkpoint = Checkpoint {
+            chain_id: ChainId(1),
+            block_number: 1,
+            block_hash: format!("{:#066x}", 1),
+        };
+        writer.flush(&checkpoint, None).await.expect("flush");
+
+        let mut reader = EntityStore::new(db, ChainId(1), 1 << 20);
+        let asked: Vec<_> = (0..chunks * PREFETCH_CHUNK).map(|n| record(n as u16)).collect();
+        let keys = PrefetchKeys {
+            records: asked.iter().rev().map(|row| row.id.clone()).collect(),
+            ..Default::default()
+        };
+        assert_eq!(reader.prefetch(keys).await.expect("prefetch"), stored.len());
+        for (n, row) in asked.into_iter().enumerate() {
+            let pinned = reader.tables.records.batch.get(&row.id).cloned();
+            let expected = (n % 2 == 0).then_some(row);
+            assert_eq!(pinned, Some(expected), "key {n} pinned as stored");
+        }
     }
 }
