@@ -13,6 +13,7 @@
 //! | `ensemble_logs_undecodable_total` | counter | chain, contract |
 //! | `ensemble_text_values_unknown_total` | counter | chain |
 //! | `ensemble_handler_seconds`, `ensemble_flush_seconds`, `ensemble_flush_rows`, `ensemble_flush_bytes` | summary | chain (, event) |
+//! | `ensemble_handler_phase_seconds` | summary | chain, phase (`prefetch`, `apply`, `batch_end`, `write_wait`, `write_handover`) |
 //! | `ensemble_flush_table_seconds` | summary | entity (a table, or `begin`, `journal`, `commit`) |
 //! | `ensemble_query_indexes_deferred` | gauge | |
 //! | `ensemble_chain_head_block` / `_finalized_block` / `_indexed_block` / `_lag_blocks` | gauge | chain |
@@ -168,6 +169,11 @@ fn describe() {
     );
     describe_histogram!("ensemble_handler_seconds", Unit::Seconds, "Time to apply one event.");
     describe_histogram!("ensemble_flush_seconds", Unit::Seconds, "Time of one flush transaction.");
+    describe_histogram!(
+        "ensemble_handler_phase_seconds",
+        Unit::Seconds,
+        "Time the handler spent on one phase of a batch or flush: prefetch, apply, batch_end, write_wait, write_handover."
+    );
     describe_gauge!(
         "ensemble_query_indexes_deferred",
         Unit::Count,

@@ -188,8 +188,11 @@ async fn settle(
     progress: &ChainProgress,
 ) -> Result<(), PipelineError> {
     let Some(writing) = writing else { return Ok(()) };
+    let chain = writing.checkpoint.chain_id;
     let committed = committed(store, writing, progress).await?;
+    let started = Instant::now();
     store.cache_committed(committed);
+    record_phase(chain, Phase::WriteHandover, started);
     Ok(())
 }
 
@@ -200,7 +203,10 @@ async fn committed(
     mut writing: Writing,
     progress: &ChainProgress,
 ) -> Result<Committed, PipelineError> {
-    let rows = match (&mut writing.done).await {
+    let started = Instant::now();
+    let written = (&mut writing.done).await;
+    record_phase(writing.checkpoint.chain_id, Phase::WriteWait, started);
+    let rows = match written {
         Ok(result) => result?,
         Err(_) => return Err(PipelineError::MailboxClosed { actor: "writer" }),
     };
@@ -226,10 +232,12 @@ async fn write_next(
     };
     // No await from here on: the store is not read while the committed rows are in neither
     // the flight nor the cache.
+    let (chain, started) = (checkpoint.chain_id, Instant::now());
     *writing = Some(write_behind(store, writer, checkpoint));
     if let Some(committed) = committed {
         store.cache_committed(committed);
     }
+    record_phase(chain, Phase::WriteHandover, started);
     Ok(())
 }
 
@@ -261,7 +269,45 @@ async fn flush(
     record_flush_bytes(store, checkpoint);
     let rows = store.flush(checkpoint, journal).await?;
     record_flush(checkpoint, started, rows, progress);
+    record_phase(checkpoint.chain_id, Phase::WriteWait, started);
     Ok(())
+}
+
+/// What the handler spends a batch's time on, in `ensemble_handler_phase_seconds{chain,
+/// phase}`: computing (applying events) or waiting for the database (the prefetch's reads,
+/// the write behind). Over a backfill the sums say which of them bounds the chain: the
+/// pipeline's thread applies while the database reads and writes elsewhere, so time spent
+/// waiting is time that thread did not compute.
+#[derive(Clone, Copy, Debug)]
+enum Phase {
+    /// Listing the keys a batch will read and reading those not in memory.
+    Prefetch,
+    /// Applying its events and building their history rows.
+    Apply,
+    /// Caching the rows the batch read and left unchanged.
+    BatchEnd,
+    /// Waiting for a flush to commit: the one written behind, or one written in place.
+    WriteWait,
+    /// Handing the next flush to the writer and caching the committed flush's rows.
+    WriteHandover,
+}
+
+impl Phase {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Prefetch => "prefetch",
+            Self::Apply => "apply",
+            Self::BatchEnd => "batch_end",
+            Self::WriteWait => "write_wait",
+            Self::WriteHandover => "write_handover",
+        }
+    }
+}
+
+/// Records the time since `started` as `phase` of `chain`'s handler.
+fn record_phase(chain: crate::ChainId, phase: Phase, started: Instant) {
+    metrics::histogram!("ensemble_handler_phase_seconds", "chain" => chain.to_string(), "phase" => phase.as_str())
+        .record(started.elapsed().as_secs_f64());
 }
 
 /// What the handler carries from one batch to the next.
@@ -368,7 +414,10 @@ async fn apply(
     // are renamed before its events read them (`ens::heal`).
     apply_heals(ctx, store, writing, unflushed, flush_rows, progress).await?;
     // Every row the batch will read that is not in memory, in a few queries.
+    let started = Instant::now();
     store.prefetch(crate::ens::prefetch::keys(ctx, &batch.events)).await?;
+    record_phase(ctx.chain_id, Phase::Prefetch, started);
+    let applying = Instant::now();
     // Each event counts into and times itself under its name. The handles are looked up
     // once per name and batch: a lookup builds the labels and searches the registry, and at
     // every event that was 3% of the pipeline thread's time (BENCHMARKS.md).
@@ -414,7 +463,10 @@ async fn apply(
         }
         seconds.record(started.elapsed().as_secs_f64());
     }
+    record_phase(ctx.chain_id, Phase::Apply, applying);
+    let started = Instant::now();
     store.end_batch();
+    record_phase(ctx.chain_id, Phase::BatchEnd, started);
     progress.add_events(batch.events.len() as u64);
     progress.set_applied(batch.to);
     let checkpoint =

@@ -1,5 +1,6 @@
-//! The HTTP surface of a running service: `/metrics` shows mailbox depth per actor and chain
-//! and the processed counts; `/health` answers; GraphiQL is served at `GET /graphql`.
+//! The HTTP surface of a running service: `/metrics` shows mailbox depth per actor and chain,
+//! the processed counts and the handler's phases; `/health` answers; GraphiQL is served at
+//! `GET /graphql`.
 
 use ensemble::Service;
 use ensemble_devkit::devnet::scenario::ScenarioOptions;
@@ -44,6 +45,18 @@ async fn metrics_show_mailboxes_per_actor_and_chain() {
         text.contains(&format!("ensemble_chain_finalized_block{{chain=\"{chain_id}\"}}")),
         "{text}"
     );
+    // Where the handler's time went: every batch prefetched, applied and ended, and at the
+    // head every batch's flush was waited for.
+    for phase in ["prefetch", "apply", "batch_end", "write_wait"] {
+        let series = format!(
+            "ensemble_handler_phase_seconds_count{{chain=\"{chain_id}\",phase=\"{phase}\"}} "
+        );
+        let count = text
+            .lines()
+            .find_map(|line| line.strip_prefix(&series))
+            .and_then(|n| n.trim().parse::<u64>().ok());
+        assert!(count.is_some_and(|n| n > 0), "no {series}in\n{text}");
+    }
 
     promtool_accepts(&text);
 

@@ -486,6 +486,10 @@ async fn bench_run(
     for (table, secs) in &made.flush_tables {
         println!("    {table:<20} {secs:>8.2} s");
     }
+    println!("  handler phases (its thread computing, or waiting for the database):");
+    for (phase, secs) in &made.handler_phases {
+        println!("    {phase:<20} {secs:>8.2} s");
+    }
     println!("  prefetch reads {} (keys the read cache did not hold)", made.prefetch_reads);
     for (method, count) in &made.rpc_requests {
         println!("  rpc {method:<24} {count:>10}");

@@ -122,6 +122,9 @@ pub struct RunReport {
     pub index_build_seconds: f64,
     /// Seconds of the flushes per table.
     pub flush_tables: BTreeMap<String, f64>,
+    /// Seconds of the handler per phase (`ensemble_handler_phase_seconds`): what it computed
+    /// and what it waited for.
+    pub handler_phases: BTreeMap<String, f64>,
     /// Memory the rows of a flush held when it began, bytes: the mean and the largest.
     pub flush_bytes: (f64, f64),
     /// Cache hits / lookups.
@@ -267,6 +270,11 @@ fn from_metrics(text: &str, report: &mut RunReport) {
         .into_iter()
         .filter_map(|(labels, v)| Some((label(&labels, "entity")?, v)))
         .collect();
+    for (labels, v) in samples(text, "ensemble_handler_phase_seconds_sum") {
+        if let Some(phase) = label(&labels, "phase") {
+            *report.handler_phases.entry(phase).or_default() += v;
+        }
+    }
     let flushes = sum("ensemble_flush_bytes_count").max(1.0);
     report.flush_bytes = (sum("ensemble_flush_bytes_sum") / flushes, largest_flush(text));
     let (hits, misses) = (sum("ensemble_cache_hits_total"), sum("ensemble_cache_misses_total"));
