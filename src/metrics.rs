@@ -1,7 +1,7 @@
 //! Prometheus metrics: the recorder and the metric catalogue.
 //!
 //! Metric names are in base units (seconds, rows, blocks) with labels `chain`, `actor`,
-//! `contract`, `event` (and `entity` for cache lookups):
+//! `contract`, `event` (and `entity` for cache lookups, `phase` for the handler's phases):
 //!
 //! | metric | kind | labels |
 //! |---|---|---|
