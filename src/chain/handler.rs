@@ -274,7 +274,7 @@ async fn flush(
 }
 
 /// What the handler spends a batch's time on, in `ensemble_handler_phase_seconds{chain,
-/// phase}`: computing (applying events) or waiting for the database (the prefetch's reads,
+/// phase}`: computing (applying events) or waiting for the database (most of the prefetch,
 /// the write behind). Over a backfill the sums say which of them bounds the chain: the
 /// pipeline's thread applies while the database reads and writes elsewhere, so time spent
 /// waiting is time that thread did not compute.
