@@ -192,7 +192,8 @@ pub async fn build(db: &DatabaseConnection) -> Result<usize, StoreError> {
 /// Helper threads SQLite's sorter may use for a `CREATE INDEX` (`PRAGMA threads`): one per
 /// core. SQLite has one writer, so its deferred indexes are built one at a time, and without
 /// helpers the sort of each ran on one core while the other idled: at 5M events the build
-/// took 12.2–12.3 s with none and 9.0–9.9 s with two (BENCHMARKS.md).
+/// took 11.7–13.3 s without them and, in all runs but one, 9.0–10.2 s with two
+/// (BENCHMARKS.md).
 fn sort_threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }

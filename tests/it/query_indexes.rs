@@ -96,8 +96,8 @@ async fn sorter_threads(db: &DatabaseConnection) -> i64 {
     row.try_get_by_index::<i64>(0).expect("threads")
 }
 
-/// SQLite builds an index with the sorter's helper threads, and the pooled connection that
-/// built it goes back to the API without them, after a failed build too.
+/// The pooled connection that built an index (with the sorter's helper threads) goes back to
+/// the API without them, after a failed build too.
 #[actix_rt::test]
 async fn an_sqlite_build_leaves_its_connection_without_sorter_threads() {
     let db = TestDb::new(Backend::Sqlite).await;
