@@ -86,16 +86,6 @@ async fn defer_and_build_restore_the_same_indexes_postgres() {
     defer_and_build_restore_the_same_indexes(Backend::Postgres).await;
 }
 
-/// `PRAGMA threads` of the one connection of `db`'s pool.
-async fn sorter_threads(db: &DatabaseConnection) -> i64 {
-    let row = db
-        .query_one_raw(Statement::from_string(DatabaseBackend::Sqlite, "PRAGMA threads"))
-        .await
-        .expect("pragma")
-        .expect("a row");
-    row.try_get_by_index::<i64>(0).expect("threads")
-}
-
 /// The pooled connection that built an index (with the sorter's helper threads) goes back to
 /// the API without them, after a failed build too.
 #[actix_rt::test]
@@ -106,11 +96,11 @@ async fn an_sqlite_build_leaves_its_connection_without_sorter_threads() {
     let mut options = sea_orm::ConnectOptions::new(db.url.clone());
     options.max_connections(1).min_connections(1).sqlx_logging(false);
     let conn = sea_orm::Database::connect(options).await.expect("connect");
-    assert_eq!(sorter_threads(&conn).await, 0, "SQLite's default");
+    assert_eq!(support::sqlite_pragma(&conn, "threads").await, 0, "SQLite's default");
 
     let deferred = defer(&conn).await.expect("defer");
     assert_eq!(build(&conn).await.expect("build"), deferred);
-    assert_eq!(sorter_threads(&conn).await, 0, "reset after a build");
+    assert_eq!(support::sqlite_pragma(&conn, "threads").await, 0, "reset after a build");
 
     conn.execute_unprepared(
         "INSERT INTO deferred_indexes (name, definition) \
@@ -120,7 +110,7 @@ async fn an_sqlite_build_leaves_its_connection_without_sorter_threads() {
     .expect("record a broken definition");
     let err = build(&conn).await.expect_err("an index on a missing table fails");
     assert!(err.to_string().contains("build deferred index"), "{err}");
-    assert_eq!(sorter_threads(&conn).await, 0, "reset after a failed build");
+    assert_eq!(support::sqlite_pragma(&conn, "threads").await, 0, "reset after a failed build");
     assert_eq!(pending(&conn).await.expect("pending"), vec!["broken".to_owned()]);
 }
 

@@ -8,19 +8,9 @@ use ensemble::store::database::{
     SQLITE_CACHE_KIB, SQLITE_PAGE_BYTES, SQLITE_WAL_AUTOCHECKPOINT_PAGES, SQLITE_WAL_BOUND_BYTES,
     connect, writer_connection,
 };
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use sea_orm::{ConnectionTrait, Statement};
 
-use crate::support::{Backend, TestDb};
-
-async fn pragma(db: &DatabaseConnection, name: &str) -> i64 {
-    let backend = db.get_database_backend();
-    let row = db
-        .query_one_raw(Statement::from_string(backend, format!("PRAGMA {name}")))
-        .await
-        .expect("pragma")
-        .expect("pragma row");
-    row.try_get_by_index::<i64>(0).expect("integer pragma")
-}
+use crate::support::{Backend, TestDb, sqlite_pragma as pragma};
 
 #[actix_rt::test]
 async fn a_new_database_has_large_pages_and_a_writer_of_its_own() {

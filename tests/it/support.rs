@@ -159,6 +159,19 @@ pub fn emitter_code() -> Vec<u8> {
     init
 }
 
+/// The integer value of SQLite's `PRAGMA name` on a connection of `db`'s pool.
+pub async fn sqlite_pragma(db: &DatabaseConnection, name: &str) -> i64 {
+    let row = db
+        .query_one_raw(sea_orm::Statement::from_string(
+            sea_orm::DatabaseBackend::Sqlite,
+            format!("PRAGMA {name}"),
+        ))
+        .await
+        .expect("pragma")
+        .expect("pragma row");
+    row.try_get_by_index::<i64>(0).expect("integer pragma")
+}
+
 /// Whether SQLite's name search holds exactly the names `domains` holds, by FTS5's own
 /// check of its index against the table: a name missing from the search, or one a renamed or
 /// deleted domain left behind, fails it. Always true on PostgreSQL, whose trigram search is
