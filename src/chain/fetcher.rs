@@ -44,6 +44,15 @@ pub const MAILBOX_CAPACITY: usize = 1;
 /// Successful windows in a row after which a narrowed window doubles again.
 pub const WINDOW_GROWTH_STREAK: u32 = 4;
 
+/// Blocks a journaled window spans at most. A window is the unit a reorg undoes: the fork
+/// search compares window ends with the chain and undoes every window from the first that
+/// changed, so a window of several blocks may undo and apply again a few blocks that did not
+/// change. A window is also a flush of its own, written in place, and a flush of one block's
+/// few rows still rewrites a whole page of each hash-keyed B-tree per row. An indexer
+/// catching up through the unfinal blocks journals them several at a time; one following the
+/// head gets the few blocks that appeared since its last poll, usually one.
+pub const JOURNAL_WINDOW_BLOCKS: u64 = 16;
+
 /// The fetcher actor of one chain.
 #[derive(Debug)]
 pub struct Fetcher {
@@ -267,10 +276,11 @@ impl FetchJob {
                 tokio::time::sleep(self.chain.poll_interval()).await;
                 continue;
             }
-            // Blocks within `finality_depth` of the head may still be reorganized: each is
-            // fetched, applied and journaled as a window of its own, so the fork search can
-            // name the first block that changed and a rollback undoes no more than that. A
-            // window never straddles the boundary: the final part goes first, unjournaled.
+            // Blocks within `finality_depth` of the head may still be reorganized: they are
+            // fetched, applied and journaled in windows of at most `JOURNAL_WINDOW_BLOCKS`,
+            // so the fork search names the first window that changed and a rollback undoes
+            // no more than that window and those after it. A window never straddles the
+            // boundary: the final part goes first, unjournaled.
             let final_head = head.saturating_sub(self.chain.finality_depth);
             let stored = match &cache {
                 Some(cache) if next <= final_head => cache.stored_at(next, target.min(final_head)),
@@ -294,7 +304,7 @@ impl FetchJob {
                 Some(read) => read,
                 None => {
                     let to = if next > final_head {
-                        next
+                        target.min(next.saturating_add(window.min(JOURNAL_WINDOW_BLOCKS) - 1))
                     } else {
                         target.min(next.saturating_add(window - 1)).min(final_head)
                     };
@@ -375,9 +385,10 @@ impl FetchJob {
         }
     }
 
-    /// The first block that differs from what was indexed, given that block `last + 1` no
-    /// longer links to the indexed block `last`: the journaled window ends are compared with
-    /// the chain, newest first.
+    /// The first block of the first journaled window that differs from what was indexed,
+    /// given that block `last + 1` no longer links to the indexed block `last`: the window
+    /// ends are compared with the chain, newest first. The fork itself may lie later inside
+    /// that window; undoing the whole window and applying it again is exact either way.
     async fn find_fork(&self, last: u64) -> Result<u64, PipelineError> {
         let windows = crate::store::journal::windows(&self.db, self.chain.id).await?;
         for window in &windows {

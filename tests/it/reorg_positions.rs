@@ -5,7 +5,7 @@
 //! engines. After each reorg the indexed state equals a fresh index of the final chain.
 
 use alloy::providers::Provider;
-use ensemble::{Service, config::ChainConfig};
+use ensemble::{Service, chain::fetcher::JOURNAL_WINDOW_BLOCKS, config::ChainConfig};
 use ensemble_devkit::devnet::{Anvil, Driver, Scenario, scenario::ScenarioOptions};
 
 use crate::{
@@ -106,6 +106,31 @@ async fn reorgs_right_after_a_restart(backend: Backend, chain_id: u64) {
     }
 }
 
+/// The journal of an indexer that caught up through `head` unfinal blocks: windows that
+/// follow one another without a gap up to the head, none longer than
+/// [`JOURNAL_WINDOW_BLOCKS`], and fewer windows than blocks (the blocks were on chain before
+/// the indexer started, so it read them several at a time).
+async fn assert_windows_tile(service: &Service, chain_id: u64, head: u64) {
+    let mut windows =
+        ensemble::store::journal::windows(&service.db, chain_id.into()).await.unwrap();
+    windows.reverse();
+    let first = windows.first().expect("the unfinal blocks are journaled").window_start;
+    for pair in windows.windows(2) {
+        assert_eq!(pair[1].window_start, pair[0].window_end + 1, "windows tile: {windows:?}");
+    }
+    for window in &windows {
+        let blocks = (window.window_end - window.window_start + 1) as u64;
+        assert!(blocks <= JOURNAL_WINDOW_BLOCKS, "a window spans {blocks} blocks: {window:?}");
+    }
+    assert_eq!(windows.last().unwrap().window_end as u64, head, "journaled up to the head");
+    let blocks = head - first as u64 + 1;
+    assert!(
+        (windows.len() as u64) < blocks,
+        "{} windows for {blocks} blocks read while catching up",
+        windows.len()
+    );
+}
+
 /// A chain shorter than its finality depth: every block is journaled. Reorgs of growing
 /// depths while following; one that replaces every block an indexer started at
 /// (`start_block`) has indexed; then one that replaces everything after genesis (the ENS
@@ -123,6 +148,7 @@ async fn reorgs_on_a_chain_shorter_than_finality(backend: Backend, chain_id: u64
     let db = TestDb::new(backend).await;
     let service = Service::start(&support::config(&db.url, chain.clone())).await.unwrap();
     wait_for_hash(&service.db, chain_id, &driver).await;
+    assert_windows_tile(&service, chain_id, length).await;
     for depth in [1, 2, 3, 5, 8, 13] {
         reorg(&mut driver, &scenario, depth, &format!("short{depth}"), async |driver| {
             wait_for_hash(&service.db, chain_id, driver).await;
