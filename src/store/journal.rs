@@ -14,7 +14,7 @@
 //! Address and text records are journaled per resolver record (`record_entries`: all of a
 //! record's address and text rows), which also covers `VersionChanged` deleting them.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use entities::{
     checkpoint, domain, event, event_block, event_transaction, journal_entry, journal_window,
@@ -48,7 +48,7 @@ pub struct JournalWindow {
     pub prune_below: u64,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Default, Serialize, Deserialize)]
 struct RecordEntries {
     addresses: Vec<resolver_address::Model>,
     texts: Vec<resolver_text::Model>,
@@ -148,18 +148,35 @@ pub(crate) async fn record(
         .chain(changes.addresses.iter().map(|a| a.record_id.clone()))
         .chain(changes.texts.iter().map(|t| t.record_id.clone()))
         .collect();
-    for record_id in records {
+    // The records' rows are read a chunk of records per query: one query per record made a
+    // window's journal cost a round trip for each record it touched (thousands in a window of
+    // busy blocks).
+    let records: Vec<ResolverRecordKey> = records.into_iter().collect();
+    let mut held: BTreeMap<ResolverRecordKey, RecordEntries> =
+        records.iter().map(|r| (r.clone(), RecordEntries::default())).collect();
+    for chunk in records.chunks(MAX_BINDS_PER_STATEMENT) {
         let addresses = resolver_address::Entity::find()
-            .filter(resolver_address::Column::RecordId.eq(record_id.clone()))
+            .filter(resolver_address::Column::RecordId.is_in(chunk.iter().cloned()))
             .all(txn)
             .await
             .map_err(StoreError::db("journal addresses"))?;
+        for row in addresses {
+            held.entry(row.record_id.clone()).or_default().addresses.push(row);
+        }
         let texts = resolver_text::Entity::find()
-            .filter(resolver_text::Column::RecordId.eq(record_id.clone()))
+            .filter(resolver_text::Column::RecordId.is_in(chunk.iter().cloned()))
             .all(txn)
             .await
             .map_err(StoreError::db("journal texts"))?;
-        let prior = to_json(&RecordEntries { addresses, texts })?;
+        for row in texts {
+            held.entry(row.record_id.clone()).or_default().texts.push(row);
+        }
+    }
+    for (record_id, mut prior) in held {
+        // In key order whatever order the engine returned them in.
+        prior.addresses.sort_by_key(|a| a.coin_type);
+        prior.texts.sort_by(|a, b| a.key_hash.cmp(&b.key_hash));
+        let prior = to_json(&prior)?;
         entries.push(entry(chain_id, window, RECORD_ENTRIES, record_id.to_string(), Some(prior)));
     }
 
