@@ -128,8 +128,12 @@ impl ChainSupervisor {
         }
     }
 
-    /// Samples the pace and whether the chain is synced.
-    pub(super) fn sample(&mut self) {
+    /// Updates whether the chain is synced from its progress, and returns whether it has
+    /// just become so. Runs at every sample and whenever the status is asked for, so that the
+    /// query-index builder, which asks, learns that a backfill has caught up when it asks
+    /// next rather than at the next sample.
+    fn note_synced(&mut self) -> bool {
+        let was = self.synced;
         // Synced means the fetcher reached the head *and* it is committed: windows in flight
         // do not count, or /ready would answer before the data is there.
         let (head, indexed) = (self.progress.head(), self.progress.indexed());
@@ -139,6 +143,12 @@ impl ChainSupervisor {
         if head.saturating_sub(indexed) > FOLLOWING_MAX_LAG {
             self.synced = false;
         }
+        self.synced && !was
+    }
+
+    /// Samples the pace and whether the chain is synced.
+    pub(super) fn sample(&mut self) {
+        self.note_synced();
         let now = Instant::now();
         let (at, events, blocks) = self.last_sample;
         let secs = now.duration_since(at).as_secs_f64().max(1e-3);
@@ -226,6 +236,10 @@ impl actix::Handler<GetStatus> for ChainSupervisor {
     type Result = MessageResult<GetStatus>;
 
     fn handle(&mut self, _: GetStatus, _: &mut Self::Context) -> Self::Result {
+        // `/ready` reads the status row: write it now rather than at the next sample.
+        if self.note_synced() {
+            self.write_status();
+        }
         MessageResult(self.status())
     }
 }
