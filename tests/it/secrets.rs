@@ -153,7 +153,11 @@ async fn no_secret_in_any_log_line(backend: Backend, chain_id: u64, json: bool) 
 
     let text = std::fs::read_to_string(&log_path).unwrap();
     let lines = text.lines().count();
-    assert!(lines > 1000, "trace logging is on: only {lines} lines");
+    // Trace level is on, so the check below reads what the most verbose logging writes. Trace
+    // lines are counted, not all lines: how many a run writes depends on how many windows it
+    // reads.
+    let traces = text.lines().filter(|l| l.contains("TRACE")).count();
+    assert!(traces > 100, "trace logging is on: {traces} trace lines of {lines}");
     assert!(text.contains("<redacted>"), "the URLs were logged, redacted");
     for secret in [PASSWORD, PATH_KEY, QUERY_KEY, DB_PASSWORD] {
         if let Some(line) = text.lines().find(|l| l.contains(secret)) {
