@@ -148,9 +148,8 @@ pub(crate) async fn record(
         .chain(changes.addresses.iter().map(|a| a.record_id.clone()))
         .chain(changes.texts.iter().map(|t| t.record_id.clone()))
         .collect();
-    // The records' rows are read a chunk of records per query: one query per record made a
-    // window's journal cost a round trip for each record it touched (thousands in a window of
-    // busy blocks).
+    // The records' rows are read a chunk of records per query: a window of busy blocks
+    // touches thousands of records, and a query per record would cost a round trip each.
     let records: Vec<ResolverRecordKey> = records.into_iter().collect();
     let mut held: BTreeMap<ResolverRecordKey, RecordEntries> =
         records.iter().map(|r| (r.clone(), RecordEntries::default())).collect();
