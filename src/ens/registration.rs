@@ -33,7 +33,7 @@ pub fn open(
     opening: Opening,
 ) {
     let index = u32::try_from(domain.registration_count).unwrap_or_default();
-    store.put_registration(registration::Model {
+    store.create_registration(registration::Model {
         id: registration::RegistrationKey::new(&domain.id, index),
         kind: opening.kind.to_owned(),
         registrar_chain_id: ctx.chain_id.column(),
@@ -106,7 +106,7 @@ pub async fn renew(
     meta: &EventMeta,
 ) -> Result<(), HandlerError> {
     let index = u32::try_from(reg.renewal_count).unwrap_or_default();
-    store.put_renewal(renewal::Model {
+    store.create_renewal(renewal::Model {
         id: renewal::RenewalKey::new(&reg.id, index),
         duration: expiry.saturating_sub(reg.expiry.unwrap_or(expiry)),
         expiry,

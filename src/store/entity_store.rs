@@ -139,7 +139,7 @@ impl EntityStore {
         // Not marked renamed: the flush inserts a new row whole, its name included, and the
         // name search indexes every row a flush inserts ([`super::name_search::index`]).
         // Marked, it would be looked up by key twice more in the flush, found in neither.
-        self.tables.domains.put(row.id.clone(), row, &mut self.dirty_heap);
+        self.tables.domains.create(row.id.clone(), row, &mut self.dirty_heap);
     }
 
     /// Stores a new version of a domain (a new domain goes through
@@ -194,9 +194,16 @@ impl EntityStore {
         .await
     }
 
-    /// Stores a registration.
+    /// Stores a new version of a registration (a new registration goes through
+    /// [`EntityStore::create_registration`]).
     pub fn put_registration(&mut self, row: registration::Model) {
         self.tables.registrations.put(row.id.clone(), row, &mut self.dirty_heap);
+    }
+
+    /// Stores a registration that did not exist: the next of its domain's, numbered after
+    /// the domain's count of them.
+    pub fn create_registration(&mut self, row: registration::Model) {
+        self.tables.registrations.create(row.id.clone(), row, &mut self.dirty_heap);
     }
 
     /// A renewal by id.
@@ -204,9 +211,16 @@ impl EntityStore {
         load::<renewal::Entity, _, _>(&self.db, &self.tables.renewals, id, "load renewal").await
     }
 
-    /// Stores a renewal.
+    /// Stores a new version of a renewal (a new renewal goes through
+    /// [`EntityStore::create_renewal`]).
     pub fn put_renewal(&mut self, row: renewal::Model) {
         self.tables.renewals.put(row.id.clone(), row, &mut self.dirty_heap);
+    }
+
+    /// Stores a renewal that did not exist: the next of its registration's, numbered after
+    /// the registration's count of them.
+    pub fn create_renewal(&mut self, row: renewal::Model) {
+        self.tables.renewals.create(row.id.clone(), row, &mut self.dirty_heap);
     }
 
     /// A resolver record by id.

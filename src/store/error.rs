@@ -84,6 +84,18 @@ pub enum StoreError {
         /// The first unknown migration.
         version: String,
     },
+    /// A flush's update of rows the store took for stored found fewer of them than it was
+    /// given: the store's view of what the database holds is wrong (a bug). The flush is
+    /// not committed, so nothing is lost.
+    #[error("flush updated {updated} of the {expected} {table} rows it took for stored")]
+    StoredRowsMissing {
+        /// Table.
+        table: &'static str,
+        /// Rows the update was given.
+        expected: usize,
+        /// Rows it changed.
+        updated: u64,
+    },
     /// The database URL is not one Ensemble can use.
     #[error("unsupported database url {0:?}: use sqlite://<file>?mode=rwc or postgres://...")]
     UnsupportedUrl(String),
@@ -108,6 +120,7 @@ impl StoreError {
             | Self::SchemaBehind { .. }
             | Self::SchemaUnknown { .. }
             | Self::UnsupportedColumn { .. }
+            | Self::StoredRowsMissing { .. }
             | Self::Journal(_)
             | Self::MalformedEvent { .. }
             | Self::ReorgBeyondJournal { .. }

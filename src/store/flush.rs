@@ -90,8 +90,12 @@ impl EntityStore {
     /// (in flight) until [`EntityStore::complete_flush`]. One flush may be in flight at a
     /// time, and handlers may go on applying events while it is written.
     pub fn begin_flush(&mut self) -> PendingFlush {
+        // Of a table that knows its created rows, every other row handed over was read from
+        // a stored version, or one in flight, stored by the time this flush writes.
+        let (tables, created) = self.tables.begin_flush();
         let changes = Changes {
-            tables: self.tables.begin_flush(),
+            tables,
+            created: Some(created),
             cleared_records: std::mem::take(&mut self.cleared_records),
             addresses: std::mem::take(&mut self.addresses).into_values().collect(),
             texts: std::mem::take(&mut self.texts).into_values().collect(),

@@ -17,6 +17,7 @@
 //!   chunks of [`CHUNK_ROWS`], in key order, which of the chunk's keys are stored (`SELECT`s
 //!   over the keys), an `UPDATE OR FAIL … FROM (VALUES …)` of those, and an `INSERT OR FAIL`
 //!   of the others.
+//! - Rows the caller knows to be stored go in as that `UPDATE` alone ([`Stored::Known`]).
 //!
 //! Statements come in the fixed sizes of [`statement_sizes`] (the `SELECT` in one size, its
 //! last chunk padded), so that a table has a few statement texts, each prepared once per
@@ -57,6 +58,10 @@ pub enum Stored {
     /// its other indexes), each of which the journal copied a page of. At 5M events the
     /// domains took 23.8–25.5 s apart against 29.9–33.5 s as upserts (BENCHMARKS.md).
     Apart,
+    /// Every row is stored, the caller knows: updated as [`Stored::Apart`] updates, without
+    /// finding them first. An update that finds fewer rows than it was given fails with
+    /// [`StoreError::StoredRowsMissing`] rather than lose the rows it missed.
+    Known,
 }
 
 /// Inserts `rows` into `E`'s table, resolving key conflicts as `conflict` says, writing stored
@@ -76,10 +81,24 @@ where
     let texts = Texts::<E>::new(conflict);
     match (conflict, stored) {
         (Conflict::Refuse, _) => {
-            write(db, &texts, Kind::Insert, rows.iter().map(Borrow::borrow)).await
+            write(db, &texts, Kind::Insert, rows.iter().map(Borrow::borrow)).await.map(drop)
         }
         (_, Stored::OnConflict) => {
-            write(db, &texts, Kind::Upsert, rows.iter().map(Borrow::borrow)).await
+            write(db, &texts, Kind::Upsert, rows.iter().map(Borrow::borrow)).await.map(drop)
+        }
+        (_, Stored::Known) => {
+            if texts.update.is_none() {
+                return Ok(());
+            }
+            let updated = write(db, &texts, Kind::Update, rows.iter().map(Borrow::borrow)).await?;
+            if updated != rows.len() as u64 {
+                return Err(StoreError::StoredRowsMissing {
+                    table: E::default().table_name(),
+                    expected: rows.len(),
+                    updated,
+                });
+            }
+            Ok(())
         }
         (_, Stored::Apart) => {
             for chunk in rows.chunks(CHUNK_ROWS) {
@@ -259,13 +278,14 @@ where
     Ok(stored)
 }
 
-/// Writes `rows` in statements of `kind`, in the fixed sizes.
+/// Writes `rows` in statements of `kind`, in the fixed sizes. Returns the rows the
+/// statements changed.
 async fn write<'r, E, C>(
     db: &C,
     texts: &Texts<E>,
     kind: Kind,
     rows: impl Iterator<Item = &'r E::Model>,
-) -> Result<(), StoreError>
+) -> Result<u64, StoreError>
 where
     E: EntityTrait,
     E::Model: ModelTrait<Entity = E> + 'r,
@@ -274,17 +294,20 @@ where
     let rows: Vec<&E::Model> = rows.collect();
     let bound = texts.bound(kind);
     let mut rest = rows.as_slice();
+    let mut changed = 0;
     for size in statement_sizes(rows.len()) {
         let (chunk, tail) = rest.split_at(size);
         rest = tail;
         let values: Vec<Value> =
             chunk.iter().flat_map(|row| bound.iter().map(|c| row.get(*c))).collect();
         let sql = texts.statement(kind, size);
-        db.execute_raw(Statement::from_sql_and_values(DatabaseBackend::Sqlite, sql, values))
+        changed += db
+            .execute_raw(Statement::from_sql_and_values(DatabaseBackend::Sqlite, sql, values))
             .await
-            .map_err(StoreError::db("upsert"))?;
+            .map_err(StoreError::db("upsert"))?
+            .rows_affected();
     }
-    Ok(())
+    Ok(changed)
 }
 
 #[cfg(test)]

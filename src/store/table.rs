@@ -8,7 +8,7 @@ use std::{borrow::Borrow, hash::Hash};
 // foldhash rather than std's SipHash: the handler thread hashes every key it reads or writes
 // several times over (dirty, in flight, batch, cache), and SipHash was 6% of its profile.
 // foldhash is still seeded per process, so crafted keys cannot be aimed at one table layout.
-use foldhash::{HashMap, HashMapExt};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use sea_orm::{DatabaseConnection, EntityTrait, PrimaryKeyTrait};
 
 use super::{
@@ -42,6 +42,10 @@ pub(super) struct Table<M: Clone + Send + Sync + 'static, K: CacheKey> {
     /// about to be replaced: those inserts were an eighth of the pipeline thread's time
     /// (BENCHMARKS.md).
     pub(super) loaded: Vec<K>,
+    /// Keys of `dirty` the store created since the last flush began ([`Table::create`]): no
+    /// version of them is stored, so the flush inserts them without asking the database.
+    pub(super) created: HashSet<K>,
+    key_of: fn(&M) -> &K,
 }
 
 impl<M: RowSize + Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
@@ -52,6 +56,8 @@ impl<M: RowSize + Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
             inflight: InFlight::empty(key_of),
             batch: HashMap::new(),
             loaded: Vec::new(),
+            created: HashSet::new(),
+            key_of,
         }
     }
 }
@@ -142,8 +148,13 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     /// are hashes, so in the map's order every upsert lands on another page of the primary
     /// key's B-tree; in key order consecutive upserts walk it from one end to the other and
     /// find their pages still cached.
-    pub(super) fn begin_flush(&mut self) -> SharedRows<M> {
-        self.inflight.begin(std::mem::take(&mut self.dirty))
+    ///
+    /// Beside each row, whether [`Table::create`] created it since the last flush began.
+    pub(super) fn begin_flush(&mut self) -> (SharedRows<M>, Vec<bool>) {
+        let rows = self.inflight.begin(std::mem::take(&mut self.dirty));
+        let created = std::mem::take(&mut self.created);
+        let flags = rows.iter().map(|row| created.contains((self.key_of)(row))).collect();
+        (rows, flags)
     }
 
     /// The committed flush's rows, out of flight but not cached yet: the caller hands them to
@@ -161,6 +172,18 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
         for (key, row) in committed.complete() {
             self.cache.insert(key, Some(row));
         }
+    }
+
+    /// Stores `row`, which the caller has just looked for and found nowhere, as
+    /// [`Table::put`] does, and remembers that it is new.
+    pub(super) fn create(&mut self, key: K, row: M, heap: &mut usize)
+    where
+        M: RowSize,
+    {
+        if self.created.insert(key.clone()) {
+            *heap += key.key_bytes();
+        }
+        self.put(key, row, heap);
     }
 
     /// Stores `row` as dirty and keeps `heap`, the dirty set's heap bytes, up to date: a new

@@ -29,7 +29,7 @@ use super::{
     journal, name_search,
     row_size::RowSize,
     sqlite_upsert::Stored,
-    table::{Table, map_bytes},
+    table::{Table, map_bytes, set_bytes},
     writer::{self, Changes, Conflict},
 };
 
@@ -57,14 +57,22 @@ pub trait WriteBehind: EntityTrait<Model: RowSize + Clone + Send + Sync + 'stati
     const CACHE_PERCENT: u64;
     /// Its name in the reorg journal; `None` for a table a reorg leaves alone.
     const JOURNAL: Option<&'static str>;
+    /// Whether every row of it that is not stored enters the store through
+    /// [`Table::create`], so that a flush knows its new rows from its stored ones without
+    /// asking the database. A table whose handlers write rows they did not look for first
+    /// (labels, which another chain may store meanwhile) or put rows without saying whether
+    /// they found them (resolver records) leaves it `false`.
+    const KNOWS_CREATED: bool;
 
     /// The key of `row`.
     fn key(row: &Self::Model) -> &Self::Key;
 
-    /// Writes a flush's rows of this table into `txn`.
+    /// Writes a flush's rows of this table into `txn`; `created`, when the store knows it,
+    /// says of each row whether it is new (the others are stored).
     fn write<'a>(
         txn: &'a DatabaseTransaction,
         rows: &'a [Self::Model],
+        created: Option<&'a [bool]>,
         changes: &'a Changes,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
 
@@ -98,6 +106,7 @@ impl WriteBehind for label::Entity {
     const CACHE_PERCENT: u64 = 20;
     // A label is knowledge about a hash, shared by every chain: a reorg never unlearns it.
     const JOURNAL: Option<&'static str> = None;
+    const KNOWS_CREATED: bool = false;
 
     fn key(row: &label::Model) -> &RawHash {
         &row.label_hash
@@ -106,6 +115,7 @@ impl WriteBehind for label::Entity {
     fn write<'a>(
         txn: &'a DatabaseTransaction,
         rows: &'a [label::Model],
+        _: Option<&'a [bool]>,
         _: &'a Changes,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         // A label is never unlearned: a known label (the same for every writer, since it is
@@ -134,6 +144,7 @@ impl WriteBehind for domain::Entity {
     const NAME: &'static str = "domain";
     const CACHE_PERCENT: u64 = 40;
     const JOURNAL: Option<&'static str> = Some("domains");
+    const KNOWS_CREATED: bool = true;
 
     fn key(row: &domain::Model) -> &DomainKey {
         &row.id
@@ -142,14 +153,32 @@ impl WriteBehind for domain::Entity {
     fn write<'a>(
         txn: &'a DatabaseTransaction,
         rows: &'a [domain::Model],
+        created: Option<&'a [bool]>,
         changes: &'a Changes,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         // SQLite rewrites an index entry whenever one of its columns is assigned: a domain
         // that was not renamed keeps its name columns out of the update. The name search
         // relearns the names of the renamed rows and of every row inserted.
         Box::pin(async move {
-            let (renamed, kept): (Vec<&domain::Model>, Vec<&domain::Model>) =
-                rows.iter().partition(|d| changes.renamed_domains.contains(&d.id));
+            // When the store says which rows it created, those are inserted and the others
+            // updated, without asking the database which keys it holds. New rows that were
+            // renamed since their creation (most often a label healed by the registration
+            // that follows the node's creation) go in first, then the others, so that each
+            // kind of name takes a run of rowids: the name search keeps rowids as deltas, and
+            // mixed it took 8 MB more at 5M events (BENCHMARKS.md).
+            let (mut new, mut renamed, mut kept) = (Vec::new(), Vec::new(), Vec::new());
+            let mut new_kept = Vec::new();
+            for (at, row) in rows.iter().enumerate() {
+                let is_new = created.is_some_and(|created| created[at]);
+                match (is_new, changes.renamed_domains.contains(&row.id)) {
+                    (true, true) => new.push(row),
+                    (true, false) => new_kept.push(row),
+                    (false, true) => renamed.push(row),
+                    (false, false) => kept.push(row),
+                }
+            }
+            new.append(&mut new_kept);
+            let stored = if created.is_some() { Stored::Known } else { Stored::Apart };
             let renamed_ids: Vec<&DomainKey> = renamed.iter().map(|d| &d.id).collect();
             let started = std::time::Instant::now();
             let last = name_search::last_row(txn).await?;
@@ -159,7 +188,7 @@ impl WriteBehind for domain::Entity {
                 txn,
                 &renamed,
                 Conflict::UpdateAllBut(&DOMAIN_FIXED),
-                Stored::Apart,
+                stored,
             )
             .await?;
             let fixed_and_name: Vec<domain::Column> =
@@ -168,9 +197,12 @@ impl WriteBehind for domain::Entity {
                 txn,
                 &kept,
                 Conflict::UpdateAllBut(&fixed_and_name),
-                Stored::Apart,
+                stored,
             )
             .await?;
+            // A created row that is stored after all fails the flush here.
+            writer::write_rows_with::<Self, _, _>(txn, &new, Conflict::Refuse, Stored::Apart)
+                .await?;
             let started = std::time::Instant::now();
             name_search::index(txn, &renamed_ids, last).await?;
             writer::record_table_time("name_search", started);
@@ -187,15 +219,20 @@ impl WriteBehind for domain::Entity {
     }
 }
 
-/// A [`WriteBehind`] impl for a table written as upserts of its newest rows and restored from
+/// A [`WriteBehind`] impl for a table written as upserts of its newest rows (or, when the store
+/// knows which it created, as inserts of those and updates of the others) and restored from
 /// its journaled images as they are.
 macro_rules! plain_table {
-    ($entity:ident, $key:ty, $name:literal, $percent:literal, $journal:literal, $id:ident) => {
+    (
+        $entity:ident, $key:ty, $name:literal, $percent:literal, $journal:literal, $id:ident,
+        $knows_created:literal
+    ) => {
         impl WriteBehind for $entity::Entity {
             type Key = $key;
             const NAME: &'static str = $name;
             const CACHE_PERCENT: u64 = $percent;
             const JOURNAL: Option<&'static str> = Some($journal);
+            const KNOWS_CREATED: bool = $knows_created;
 
             fn key(row: &$entity::Model) -> &$key {
                 &row.$id
@@ -204,9 +241,28 @@ macro_rules! plain_table {
             fn write<'a>(
                 txn: &'a DatabaseTransaction,
                 rows: &'a [$entity::Model],
+                created: Option<&'a [bool]>,
                 _: &'a Changes,
             ) -> BoxFuture<'a, Result<(), StoreError>> {
-                Box::pin(writer::write_rows::<Self, _, _>(txn, rows, Conflict::UPDATE_ALL))
+                Box::pin(async move {
+                    let Some(created) = created else {
+                        return writer::write_rows::<Self, _, _>(txn, rows, Conflict::UPDATE_ALL)
+                            .await;
+                    };
+                    let (mut new, mut stored) = (Vec::new(), Vec::new());
+                    for (row, created) in rows.iter().zip(created) {
+                        if *created { new.push(row) } else { stored.push(row) }
+                    }
+                    writer::write_rows_with::<Self, _, _>(
+                        txn,
+                        &stored,
+                        Conflict::UPDATE_ALL,
+                        Stored::Known,
+                    )
+                    .await?;
+                    // A created row that is stored after all fails the flush here.
+                    writer::write_rows::<Self, _, _>(txn, &new, Conflict::Refuse).await
+                })
             }
 
             fn restore<'a>(
@@ -220,9 +276,17 @@ macro_rules! plain_table {
     };
 }
 
-plain_table!(registration, RegistrationKey, "registration", 15, "registrations", id);
-plain_table!(renewal, RenewalKey, "renewal", 5, "renewals", id);
-plain_table!(resolver_record, ResolverRecordKey, "resolver_record", 20, "resolver_records", id);
+plain_table!(registration, RegistrationKey, "registration", 15, "registrations", id, true);
+plain_table!(renewal, RenewalKey, "renewal", 5, "renewals", id, true);
+plain_table!(
+    resolver_record,
+    ResolverRecordKey,
+    "resolver_record",
+    20,
+    "resolver_records",
+    id,
+    false
+);
 
 /// The store's part of every write-behind table, the rows a flush hands over, and what is
 /// done to all of them at once.
@@ -257,14 +321,20 @@ macro_rules! derive_tables {
                 0 $(+ self.$field.dirty.len())*
             }
 
-            /// Bytes the dirty maps' slots take (their rows' heap bytes are counted apart).
+            /// Bytes the dirty maps' and created sets' slots take (their rows' and keys' heap
+            /// bytes are counted apart).
             pub(super) fn dirty_slot_bytes(&self) -> usize {
-                0 $(+ map_bytes(&self.$field.dirty))*
+                0 $(+ map_bytes(&self.$field.dirty) + set_bytes(&self.$field.created))*
             }
 
-            /// Moves every table's dirty rows in flight.
-            pub(super) fn begin_flush(&mut self) -> CachedRows {
-                CachedRows { $($field: self.$field.begin_flush(),)* }
+            /// Moves every table's dirty rows in flight; with them, which rows each table
+            /// created.
+            pub(super) fn begin_flush(&mut self) -> (CachedRows, CreatedRows) {
+                $(let $field = self.$field.begin_flush();)*
+                (
+                    CachedRows { $($field: $field.0,)* },
+                    CreatedRows { $($field: $field.1,)* },
+                )
             }
 
             /// The committed flush's rows of every table, out of flight, not cached yet.
@@ -294,6 +364,16 @@ macro_rules! derive_tables {
             )*
         }
 
+        /// Of each write-behind table's rows in a flush, in their order, whether the store
+        /// created it since the last flush began: no version of it is stored.
+        #[derive(Debug, Default)]
+        pub struct CreatedRows {
+            $(
+                #[doc = concat!("Of the rows of `", stringify!($entity), "`.")]
+                pub $field: Vec<bool>,
+            )*
+        }
+
         impl CachedRows {
             /// Rows in all.
             pub fn len(&self) -> usize {
@@ -314,7 +394,15 @@ macro_rules! derive_tables {
             ) -> Result<(), StoreError> {
                 $(
                     let started = std::time::Instant::now();
-                    <$entity::Entity as WriteBehind>::write(txn, &self.$field, changes).await?;
+                    // Flags that do not match the rows (a hand-built change set) are not
+                    // trusted: the writer finds out which rows are stored itself.
+                    let created = changes
+                        .created
+                        .as_ref()
+                        .map(|c| c.$field.as_slice())
+                        .filter(|c| <$entity::Entity as WriteBehind>::KNOWS_CREATED && c.len() == self.$field.len());
+                    <$entity::Entity as WriteBehind>::write(txn, &self.$field, created, changes)
+                        .await?;
                     writer::record_table_time(<$entity::Entity as WriteBehind>::NAME, started);
                 )*
                 Ok(())

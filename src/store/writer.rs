@@ -1,8 +1,9 @@
 //! The writer: one flush = one database transaction holding every changed row and the chain
 //! checkpoint. Rows go out as upserts (`INSERT .. ON CONFLICT DO UPDATE`): chunked multi-row
-//! `VALUES` on SQLite, the domains there as an `UPDATE` of the stored rows and an `INSERT` of
-//! the new ones ([`super::sqlite_upsert`]); one array per column on PostgreSQL
-//! ([`super::unnest_upsert`]).
+//! `VALUES` on SQLite ([`super::sqlite_upsert`]), one array per column on PostgreSQL
+//! ([`super::unnest_upsert`]). Of the tables whose new rows the store knows (domains,
+//! registrations, renewals), the rows created since the last flush go in as plain inserts,
+//! and on SQLite the stored ones as an `UPDATE` ([`super::tables`]).
 
 use entities::{
     checkpoint, contract, event, event_block, event_transaction, resolver_address, resolver_text,
@@ -11,8 +12,12 @@ use entities::{
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use super::{
-    StoreError, database::WalBound, journal::JournalWindow, row_chunks::RowChunks,
-    sqlite_upsert::Stored, tables::CachedRows,
+    StoreError,
+    database::WalBound,
+    journal::JournalWindow,
+    row_chunks::RowChunks,
+    sqlite_upsert::Stored,
+    tables::{CachedRows, CreatedRows},
 };
 use crate::ChainId;
 
@@ -71,6 +76,10 @@ pub struct Changes {
     pub event_transactions: RowChunks<event_transaction::Model>,
     /// Ids of the `domains` whose name may have changed; the others keep their stored name.
     pub renamed_domains: foldhash::HashSet<entities::domain_key::DomainKey>,
+    /// Which rows of `tables` the store created since the last flush began (no version of
+    /// them is stored); the others are stored. `None` when the writer is not told, and finds
+    /// out itself.
+    pub created: Option<CreatedRows>,
     /// Labels this chain made known, for the heal log ([`super::heal_log`]): the other
     /// chains rename their domains from it.
     pub heals: Vec<entities::label::RawHash>,

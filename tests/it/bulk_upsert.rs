@@ -1,14 +1,16 @@
 //! The flush's bulk upserts on both engines: multi-row `VALUES` on SQLite, one array per
 //! column on PostgreSQL. Rows read back exactly as written (NULLs, awkward text, bytes), a
 //! conflict updates what it should and keeps what it should, a history row written twice is
-//! refused with its whole flush, and on PostgreSQL a flush goes
+//! refused with its whole flush, domains the store created are inserted and the others
+//! updated, and on PostgreSQL a flush goes
 //! through a connection of its own, never one of the pool's.
 
 use std::time::Duration;
 
 use ensemble::store::{
+    StoreError,
     database::{DEFAULT_MAX_CONNECTIONS, WalBound, connect, writer_connection},
-    tables::CachedRows,
+    tables::{CachedRows, CreatedRows},
     writer::{Changes, Checkpoint, read_checkpoint, write},
 };
 use entities::{
@@ -195,6 +197,100 @@ async fn rows_round_trip_and_conflicts_update_what_they_should(backend: Backend)
 }
 
 crate::support::on_both_engines!(rows_round_trip_and_conflicts_update_what_they_should);
+
+/// A flush told which domains the store created inserts those and updates the others without
+/// asking the database which it holds. A row taken for created that is stored fails the
+/// flush on both engines; on SQLite, which then only updates, so does a row taken for stored
+/// that is not (PostgreSQL upserts the stored rows, so it writes that one whole).
+async fn domains_the_store_created_are_inserted_and_the_others_updated(backend: Backend) {
+    let test_db = TestDb::new(backend).await;
+    let db = connect(&test_db.url).await.expect("connect");
+    let writer = writer_connection(&db, 1 << 20);
+    let flush = |rows: Vec<domain::Model>, created: Vec<bool>, renamed: &[u8]| Changes {
+        tables: CachedRows { domains: rows.into(), ..CachedRows::default() },
+        renamed_domains: renamed.iter().map(|n| key(*n)).collect(),
+        created: Some(CreatedRows { domains: created, ..CreatedRows::default() }),
+        ..Changes::default()
+    };
+
+    let first: Vec<domain::Model> =
+        (1..=4).map(|n| domain(n, &format!("name{n}.eth"), None, Some(n))).collect();
+    write(
+        &writer,
+        &flush(first.clone(), vec![true; 4], &[]),
+        &checkpoint(1),
+        None,
+        WalBound::Truncate,
+    )
+    .await
+    .expect("first flush");
+    assert_eq!(domains(&db).await, first, "{backend:?}: created rows inserted");
+    assert!(support::name_search_matches(&db).await, "{backend:?}: their names searchable");
+
+    // Domains 1 and 2 change (2 renamed, 1 renamed behind the flush's back, which keeps its
+    // stored name), and domain 5 is created.
+    let mut second = vec![first[0].clone(), first[1].clone(), domain(5, "five.eth", Some(1), None)];
+    for d in &mut second[..2] {
+        d.owner = None;
+        d.name = format!("re{}", d.name);
+    }
+    write(
+        &writer,
+        &flush(second.clone(), vec![false, false, true], &[2]),
+        &checkpoint(2),
+        None,
+        WalBound::Truncate,
+    )
+    .await
+    .expect("second flush");
+    let mut expected = first.clone();
+    expected[0] = domain::Model { name: first[0].name.clone(), ..second[0].clone() };
+    expected[1] = second[1].clone();
+    expected.push(second[2].clone());
+    assert_eq!(domains(&db).await, expected, "{backend:?}: stored rows updated, new one inserted");
+    assert!(support::name_search_matches(&db).await, "{backend:?}: names searchable");
+
+    // Domain 3 taken for created: it is stored, and the flush commits nothing.
+    let mut third = first[2].clone();
+    third.owner = None;
+    let refused = write(
+        &writer,
+        &flush(vec![third, domain(6, "six.eth", None, None)], vec![true, true], &[]),
+        &checkpoint(3),
+        None,
+        WalBound::Truncate,
+    )
+    .await;
+    assert!(refused.is_err(), "{backend:?}: a stored row taken for created is refused");
+    assert_eq!(domains(&db).await, expected, "{backend:?}: the refused flush left nothing");
+
+    // Domain 7 taken for stored: it is not.
+    let missing = write(
+        &writer,
+        &flush(vec![domain(7, "seven.eth", None, None)], vec![false], &[]),
+        &checkpoint(4),
+        None,
+        WalBound::Truncate,
+    )
+    .await;
+    let stored =
+        read_checkpoint(&db, ensemble::ChainId(1)).await.expect("checkpoint").expect("one");
+    if backend == Backend::Sqlite {
+        assert!(
+            matches!(missing, Err(StoreError::StoredRowsMissing { expected: 1, updated: 0, .. })),
+            "an update that misses a row fails the flush: {missing:?}"
+        );
+        assert_eq!(domains(&db).await, expected, "the failed flush left nothing");
+        assert_eq!(stored.block_number, 2, "the checkpoint did not move");
+    } else {
+        missing.expect("PostgreSQL upserts the rows taken for stored");
+        expected.push(domain(7, "seven.eth", None, None));
+        assert_eq!(domains(&db).await, expected, "the row is written whole");
+        assert_eq!(stored.block_number, 4);
+    }
+}
+
+crate::support::on_both_engines!(domains_the_store_created_are_inserted_and_the_others_updated);
 
 /// Names that hold each trigram of "renamed", as SQLite's name search finds them (a search
 /// that keeps which names hold a trigram, not where, matches trigrams, not phrases).
