@@ -199,7 +199,8 @@ fn main() -> anyhow::Result<()> {
             Command::Dump { config } => {
                 let config = Config::load(config.as_deref(), env())?;
                 let db = ensemble::store::database::connect_current(&config.database.url).await?;
-                print!("{}", ensemble::dump::dump(&db).await?);
+                let mut out = std::io::BufWriter::new(std::io::stdout());
+                ensemble::dump::dump_to(&db, &mut out, ensemble::dump::PAGE_ROWS).await?;
                 Ok(())
             }
 
