@@ -9,7 +9,7 @@
 //! Each table is read a page of rows at a time, in key order, each page after the last one's
 //! key, and written out before the next is read; an event page reads the blocks,
 //! transactions and domains it shows along with it. Memory stays within a few pages
-//! whatever the database holds (it grew with the database before: 13.8 GB for 5M events).
+//! whatever the database holds.
 
 use std::{collections::HashMap, io::Write};
 
