@@ -57,39 +57,35 @@ pub async fn dump_to(
     page_rows: usize,
 ) -> Result<(), DumpError> {
     let mut out = Lines(out);
-    let mut pages = Pages::<domain::Entity>::new(page_rows);
-    while let Some(page) = pages.next(db).await? {
-        for d in page {
-            out.line(
-                "domains",
-                json!([
-                    d.id,
-                    d.chain_id,
-                    d.registry_hex(),
-                    d.node_hex(),
-                    d.label_hash,
-                    d.parent_seq,
-                    d.owner,
-                    d.registry_owner,
-                    d.resolver,
-                    d.ttl,
-                    d.name,
-                    d.depth,
-                    d.migrated,
-                    d.registration_id(),
-                    d.registration_count,
-                    d.registration_start,
-                    d.registration_expiry,
-                    d.created_block,
-                    d.created_at,
-                    d.seq,
-                    d.link,
-                    d.token_owner,
-                    d.wrapped_owner
-                ]),
-            )?;
-        }
-    }
+    Pages::<domain::Entity>::new(page_rows)
+        .write(db, &mut out, "domains", |d| {
+            json!([
+                d.id,
+                d.chain_id,
+                d.registry_hex(),
+                d.node_hex(),
+                d.label_hash,
+                d.parent_seq,
+                d.owner,
+                d.registry_owner,
+                d.resolver,
+                d.ttl,
+                d.name,
+                d.depth,
+                d.migrated,
+                d.registration_id(),
+                d.registration_count,
+                d.registration_start,
+                d.registration_expiry,
+                d.created_block,
+                d.created_at,
+                d.seq,
+                d.link,
+                d.token_owner,
+                d.wrapped_owner
+            ])
+        })
+        .await?;
     // Only the labels a domain carries.
     let carried = Expr::exists(
         Query::select()
@@ -101,90 +97,70 @@ pub async fn dump_to(
             )
             .to_owned(),
     );
-    let mut pages = Pages::<label::Entity>::new(page_rows).filter(carried);
-    while let Some(page) = pages.next(db).await? {
-        for l in page {
-            out.line("labels", json!([l.label_hash, l.label, l.interpreted()]))?;
-        }
-    }
-    let mut pages = Pages::<registration::Entity>::new(page_rows);
-    while let Some(page) = pages.next(db).await? {
-        for r in page {
-            out.line(
-                "registrations",
-                json!([
-                    r.id,
-                    r.domain_id(),
-                    r.index(),
-                    r.kind,
-                    r.registrar_chain_id,
-                    r.registrar,
-                    r.registrant,
-                    r.start,
-                    r.expiry,
-                    r.grace_period,
-                    r.base_cost,
-                    r.premium,
-                    r.referrer,
-                    r.fuses,
-                    r.wrapped,
-                    r.renewal_count,
-                    r.block_number
-                ]),
-            )?;
-        }
-    }
-    let mut pages = Pages::<renewal::Entity>::new(page_rows);
-    while let Some(page) = pages.next(db).await? {
-        for r in page {
-            out.line(
-                "renewals",
-                json!([
-                    r.id,
-                    r.registration_id(),
-                    r.index(),
-                    r.duration,
-                    r.expiry,
-                    r.base_cost,
-                    r.premium,
-                    r.referrer,
-                    r.block_number,
-                    r.timestamp
-                ]),
-            )?;
-        }
-    }
-    let mut pages = Pages::<resolver_record::Entity>::new(page_rows);
-    while let Some(page) = pages.next(db).await? {
-        for r in page {
-            out.line(
-                "resolver_records",
-                json!([
-                    r.id,
-                    r.chain_id(),
-                    r.resolver(),
-                    r.node(),
-                    r.name,
-                    r.contenthash,
-                    r.pubkey_x,
-                    r.pubkey_y,
-                    r.version
-                ]),
-            )?;
-        }
-    }
-    let mut pages = Pages::<resolver_address::Entity>::new(page_rows);
-    while let Some(page) = pages.next(db).await? {
-        for a in page {
-            out.line("resolver_addresses", json!([a.record_id, a.coin_type, a.address]))?;
-        }
-    }
-    let mut pages = Pages::<resolver_text::Entity>::new(page_rows);
-    while let Some(page) = pages.next(db).await? {
-        for t in page {
-            out.line("resolver_texts", json!([t.record_id, t.key_hash, t.key, t.value]))?;
-        }
-    }
+    Pages::<label::Entity>::new(page_rows)
+        .filter(carried)
+        .write(db, &mut out, "labels", |l| json!([l.label_hash, l.label, l.interpreted()]))
+        .await?;
+    Pages::<registration::Entity>::new(page_rows)
+        .write(db, &mut out, "registrations", |r| {
+            json!([
+                r.id,
+                r.domain_id(),
+                r.index(),
+                r.kind,
+                r.registrar_chain_id,
+                r.registrar,
+                r.registrant,
+                r.start,
+                r.expiry,
+                r.grace_period,
+                r.base_cost,
+                r.premium,
+                r.referrer,
+                r.fuses,
+                r.wrapped,
+                r.renewal_count,
+                r.block_number
+            ])
+        })
+        .await?;
+    Pages::<renewal::Entity>::new(page_rows)
+        .write(db, &mut out, "renewals", |r| {
+            json!([
+                r.id,
+                r.registration_id(),
+                r.index(),
+                r.duration,
+                r.expiry,
+                r.base_cost,
+                r.premium,
+                r.referrer,
+                r.block_number,
+                r.timestamp
+            ])
+        })
+        .await?;
+    Pages::<resolver_record::Entity>::new(page_rows)
+        .write(db, &mut out, "resolver_records", |r| {
+            json!([
+                r.id,
+                r.chain_id(),
+                r.resolver(),
+                r.node(),
+                r.name,
+                r.contenthash,
+                r.pubkey_x,
+                r.pubkey_y,
+                r.version
+            ])
+        })
+        .await?;
+    Pages::<resolver_address::Entity>::new(page_rows)
+        .write(db, &mut out, "resolver_addresses", |a| json!([a.record_id, a.coin_type, a.address]))
+        .await?;
+    Pages::<resolver_text::Entity>::new(page_rows)
+        .write(db, &mut out, "resolver_texts", |t| json!([t.record_id, t.key_hash, t.key, t.value]))
+        .await?;
     // Events are stored compactly (bytes, a selector code, block and transaction facts in their
     // own tables); the dump shows each event whole, in hex, so it reads the same whatever the
     // storage layout. Events show their contract's address: codes depend on the order chains
@@ -232,12 +208,9 @@ pub async fn dump_to(
             )?;
         }
     }
-    let mut pages = Pages::<checkpoint::Entity>::new(page_rows);
-    while let Some(page) = pages.next(db).await? {
-        for c in page {
-            out.line("checkpoints", json!([c.chain_id, c.block_number, c.block_hash]))?;
-        }
-    }
+    Pages::<checkpoint::Entity>::new(page_rows)
+        .write(db, &mut out, "checkpoints", |c| json!([c.chain_id, c.block_number, c.block_hash]))
+        .await?;
     out.0.flush()?;
     Ok(())
 }
@@ -276,6 +249,22 @@ where
     fn filter(mut self, condition: Expr) -> Self {
         self.filter = Some(condition);
         self
+    }
+
+    /// Writes every row as a line of `table`, as `render` shows it.
+    async fn write<W: Write>(
+        mut self,
+        db: &DatabaseConnection,
+        out: &mut Lines<'_, W>,
+        table: &str,
+        render: impl Fn(E::Model) -> serde_json::Value,
+    ) -> Result<(), DumpError> {
+        while let Some(page) = self.next(db).await? {
+            for row in page {
+                out.line(table, render(row))?;
+            }
+        }
+        Ok(())
     }
 
     /// The next page, or `None` after the last.
