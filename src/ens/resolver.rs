@@ -14,21 +14,45 @@ use crate::store::EntityStore;
 /// SLIP-44 coin type of ETH, which `AddrChanged` sets.
 pub const COIN_TYPE_ETH: i64 = 60;
 
+/// A node's record on a resolver as the handler found it, and whether it was stored before:
+/// the store inserts a record it created and updates the others without asking the
+/// database which it holds.
+struct Record {
+    row: resolver_record::Model,
+    created: bool,
+}
+
+impl Record {
+    fn store(self, store: &mut EntityStore) {
+        if self.created {
+            store.create_record(self.row);
+        } else {
+            store.put_record(self.row);
+        }
+    }
+}
+
 async fn record(
     ctx: &IndexContext,
     store: &mut EntityStore,
     resolver: Address,
     node: B256,
-) -> Result<resolver_record::Model, HandlerError> {
+) -> Result<Record, HandlerError> {
     let id = resolver_record_id(ctx.chain_id, resolver, node);
-    Ok(store.record(&id).await?.unwrap_or(resolver_record::Model {
-        id,
-        name: None,
-        contenthash: None,
-        pubkey_x: None,
-        pubkey_y: None,
-        version: 0,
-    }))
+    Ok(match store.record(&id).await? {
+        Some(row) => Record { row, created: false },
+        None => Record {
+            row: resolver_record::Model {
+                id,
+                name: None,
+                contenthash: None,
+                pubkey_x: None,
+                pubkey_y: None,
+                version: 0,
+            },
+            created: true,
+        },
+    })
 }
 
 fn hex_bytes(bytes: &[u8]) -> String {
@@ -47,11 +71,11 @@ pub async fn address_changed(
 ) -> Result<(), HandlerError> {
     let rec = record(ctx, store, meta.address, node).await?;
     store.put_address(resolver_address::Model {
-        record_id: rec.id.clone(),
+        record_id: rec.row.id.clone(),
         coin_type,
         address: hex_bytes(address),
     });
-    store.put_record(rec);
+    rec.store(store);
     Ok(())
 }
 
@@ -66,12 +90,12 @@ pub async fn text_changed(
 ) -> Result<(), HandlerError> {
     let rec = record(ctx, store, meta.address, node).await?;
     store.put_text(resolver_text::Model {
-        record_id: rec.id.clone(),
+        record_id: rec.row.id.clone(),
         key_hash: RawHash::new(keccak256(key.as_bytes()).0),
         key: key.to_owned(),
         value: value.map(str::to_owned),
     });
-    store.put_record(rec);
+    rec.store(store);
     Ok(())
 }
 
@@ -84,8 +108,8 @@ pub async fn contenthash_changed(
     hash: &Bytes,
 ) -> Result<(), HandlerError> {
     let mut rec = record(ctx, store, meta.address, node).await?;
-    rec.contenthash = (!hash.is_empty()).then(|| hex_bytes(hash));
-    store.put_record(rec);
+    rec.row.contenthash = (!hash.is_empty()).then(|| hex_bytes(hash));
+    rec.store(store);
     Ok(())
 }
 
@@ -98,8 +122,8 @@ pub async fn name_changed(
     name: &str,
 ) -> Result<(), HandlerError> {
     let mut rec = record(ctx, store, meta.address, node).await?;
-    rec.name = (!name.is_empty()).then(|| name.to_owned());
-    store.put_record(rec);
+    rec.row.name = (!name.is_empty()).then(|| name.to_owned());
+    rec.store(store);
     Ok(())
 }
 
@@ -113,9 +137,9 @@ pub async fn pubkey_changed(
     y: B256,
 ) -> Result<(), HandlerError> {
     let mut rec = record(ctx, store, meta.address, node).await?;
-    rec.pubkey_x = Some(hex_b256(x));
-    rec.pubkey_y = Some(hex_b256(y));
-    store.put_record(rec);
+    rec.row.pubkey_x = Some(hex_b256(x));
+    rec.row.pubkey_y = Some(hex_b256(y));
+    rec.store(store);
     Ok(())
 }
 
@@ -128,12 +152,12 @@ pub async fn version_changed(
     version: u64,
 ) -> Result<(), HandlerError> {
     let mut rec = record(ctx, store, meta.address, node).await?;
-    rec.name = None;
-    rec.contenthash = None;
-    rec.pubkey_x = None;
-    rec.pubkey_y = None;
-    rec.version = i64::try_from(version).unwrap_or(i64::MAX);
-    store.clear_record_entries(&rec.id);
-    store.put_record(rec);
+    rec.row.name = None;
+    rec.row.contenthash = None;
+    rec.row.pubkey_x = None;
+    rec.row.pubkey_y = None;
+    rec.row.version = i64::try_from(version).unwrap_or(i64::MAX);
+    store.clear_record_entries(&rec.row.id);
+    rec.store(store);
     Ok(())
 }

@@ -237,9 +237,16 @@ impl EntityStore {
         .await
     }
 
-    /// Stores a resolver record.
+    /// Stores a new version of a resolver record (a new record goes through
+    /// [`EntityStore::create_record`]).
     pub fn put_record(&mut self, row: resolver_record::Model) {
         self.tables.records.put(row.id.clone(), row, &mut self.dirty_heap);
+    }
+
+    /// Stores a resolver record that did not exist: the caller has just read its id and
+    /// found nothing.
+    pub fn create_record(&mut self, row: resolver_record::Model) {
+        self.tables.records.create(row.id.clone(), row, &mut self.dirty_heap);
     }
 
     /// Stores an address record (write-only: handlers never read them back).

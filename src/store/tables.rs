@@ -60,8 +60,7 @@ pub trait WriteBehind: EntityTrait<Model: RowSize + Clone + Send + Sync + 'stati
     /// Whether every row of it that is not stored enters the store through
     /// [`Table::create`], so that a flush knows its new rows from its stored ones without
     /// asking the database. A table whose handlers write rows they did not look for first
-    /// (labels, which another chain may store meanwhile) or put rows without saying whether
-    /// they found them (resolver records) leaves it `false`.
+    /// (labels, which another chain may store meanwhile) leaves it `false`.
     const KNOWS_CREATED: bool;
 
     /// The key of `row`.
@@ -285,7 +284,7 @@ plain_table!(
     20,
     "resolver_records",
     id,
-    false
+    true
 );
 
 /// The store's part of every write-behind table, the rows a flush hands over, and what is

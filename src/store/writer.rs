@@ -2,8 +2,8 @@
 //! checkpoint. Rows go out as upserts (`INSERT .. ON CONFLICT DO UPDATE`): chunked multi-row
 //! `VALUES` on SQLite ([`super::sqlite_upsert`]), one array per column on PostgreSQL
 //! ([`super::unnest_upsert`]). Of the tables whose new rows the store knows (domains,
-//! registrations, renewals), the rows created since the last flush go in as plain inserts,
-//! and on SQLite the stored ones as an `UPDATE` ([`super::tables`]).
+//! registrations, renewals, resolver records), the rows created since the last flush go in as
+//! plain inserts, and on SQLite the stored ones as an `UPDATE` ([`super::tables`]).
 
 use entities::{
     checkpoint, contract, event, event_block, event_transaction, resolver_address, resolver_text,
