@@ -178,7 +178,7 @@ mod tests {
             (0..chunks * PREFETCH_CHUNK).step_by(2).map(|n| record(n as u16)).collect();
         let mut writer = EntityStore::new(db.clone(), ChainId(1), 1 << 20);
         for row in &stored {
-            writer.put_record(row.clone());
+            writer.create_record(row.clone());
         }
         let checkpoint = Checkpoint {
             chain_id: ChainId(1),
