@@ -24,12 +24,13 @@ use entities::{
     domain::{self, RawHash},
     label,
 };
-use sea_orm::{ColumnTrait, DatabaseTransaction, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
 use super::{HandlerError, name::is_normalized_label};
 use crate::store::{
     EntityStore, PrefetchKeys, StoreError, heal_log,
     prefetch::PREFETCH_CHUNK,
+    write_txn::WriteTxn,
     writer::{Conflict, write_rows},
 };
 
@@ -65,10 +66,7 @@ pub struct Imported {
 /// Stores the labels of `batch` not known yet and logs the normalized ones, in `txn`: every
 /// chain renames its own domains from the log. A label known already is skipped, so an import
 /// can be run again without writing anything twice.
-pub async fn import(
-    txn: &DatabaseTransaction,
-    batch: &HashMap<B256, String>,
-) -> Result<Imported, StoreError> {
+pub async fn import(txn: &WriteTxn, batch: &HashMap<B256, String>) -> Result<Imported, StoreError> {
     let mut hashes: Vec<RawHash> = batch.keys().map(|h| RawHash::new(h.0)).collect();
     // Key order, as the indexer's flushes write: concurrent writers then lock label rows
     // in the same order.

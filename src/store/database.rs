@@ -4,12 +4,9 @@
 use std::time::Duration;
 
 use migrations::{Migrator, MigratorTrait};
-use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction,
-    SqliteTransactionMode, TransactionOptions, TransactionTrait,
-};
+use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection};
 
-use super::StoreError;
+use super::{StoreError, write_txn::WriteTxn};
 
 /// Connections in the pool. SQLite serializes writers anyway; readers (GraphQL) share the rest.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
@@ -118,16 +115,13 @@ async fn bound_wal_at(
     Ok(())
 }
 
-/// Begins a transaction that will write. On SQLite it takes the write lock at `BEGIN`
-/// (`BEGIN IMMEDIATE`): a transaction that reads first and writes later would otherwise fail
-/// with `SQLITE_BUSY_SNAPSHOT` whenever another connection committed in between (the status
-/// writer does, every second), and no busy timeout helps with that. Elsewhere a plain `BEGIN`.
-pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, StoreError> {
-    let options = TransactionOptions {
-        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
-        ..TransactionOptions::default()
-    };
-    db.begin_with_options(options).await.map_err(StoreError::db("begin"))
+/// Begins a transaction that will write ([`WriteTxn`]). On SQLite it takes the write lock at
+/// `BEGIN` (`BEGIN IMMEDIATE`): a transaction that reads first and writes later would
+/// otherwise fail with `SQLITE_BUSY_SNAPSHOT` whenever another connection committed in
+/// between (the status writer does, every second), and no busy timeout helps with that.
+/// Elsewhere a plain `BEGIN`.
+pub async fn begin_write(db: &DatabaseConnection) -> Result<WriteTxn, StoreError> {
+    WriteTxn::begin(db).await.map_err(StoreError::db("begin"))
 }
 
 /// Opens `url` and applies pending migrations.
@@ -345,6 +339,8 @@ pub fn writer_connection(db: &DatabaseConnection, page_cache_bytes: u64) -> Data
 
 #[cfg(test)]
 mod tests {
+    use sea_orm::TransactionTrait;
+
     use super::*;
 
     fn wal_bytes(dir: &std::path::Path) -> u64 {

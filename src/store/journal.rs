@@ -21,14 +21,15 @@ use entities::{
     resolver_address, resolver_record::ResolverRecordKey, resolver_text,
 };
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
-    IntoActiveModel, Iterable, PrimaryKeyToColumn, QueryFilter, QueryOrder, sea_query::OnConflict,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, IntoActiveModel, Iterable,
+    PrimaryKeyToColumn, QueryFilter, QueryOrder, sea_query::OnConflict,
 };
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use super::{
     StoreError,
     tables::WriteBehind,
+    write_txn::WriteTxn,
     writer::{Changes, Checkpoint, MAX_BINDS_PER_STATEMENT, upsert},
 };
 use crate::ChainId;
@@ -106,7 +107,7 @@ where
 /// Appends to `entries` the prior image of each of `rows` (none for a row the window creates),
 /// keyed by the text of its key, under the journal's name `table`.
 pub(super) async fn priors_of<E: WriteBehind>(
-    txn: &DatabaseTransaction,
+    txn: &WriteTxn,
     rows: &[E::Model],
     table: &'static str,
     entry: &impl Fn(&'static str, String, Option<String>) -> journal_entry::Model,
@@ -132,7 +133,7 @@ where
 /// Writes the prior images of everything `changes` touches, and the window row, into `txn`.
 /// Must run before `changes` is written.
 pub(crate) async fn record(
-    txn: &DatabaseTransaction,
+    txn: &WriteTxn,
     chain_id: ChainId,
     window: &JournalWindow,
     changes: &Changes,

@@ -10,7 +10,8 @@
 //! - [`row_chunks`] holds the event history a flush collects, in chunks;
 //! - [`writer`] flushes a dirty set in ONE transaction together with the chain checkpoint, so
 //!   a crash leaves either all of a batch or none of it, and a restart resumes after the
-//!   checkpoint with nothing applied twice;
+//!   checkpoint with nothing applied twice; [`write_txn`] is that transaction (on PostgreSQL
+//!   the driver's own, so that a `COPY` runs in it);
 //! - [`name_search`] keeps SQLite's name search in step with the names a flush writes;
 //! - [`namespace`] records the namespace's bridges and reverse registrars for the API;
 //! - [`status_row`] writes each chain's status row, [`rpc_cache`] the answers of the calls
@@ -18,8 +19,9 @@
 //! - [`heal_log`] carries labels that became known to every chain's domains;
 //! - [`query_indexes`] sets the API's query indexes aside during a fresh database's first
 //!   backfill and builds them once when it catches up;
-//! - [`unnest_upsert`] is PostgreSQL's bulk upsert, one array per column, and
-//!   [`sqlite_upsert`] SQLite's, with as little statement journal as each table allows;
+//! - [`unnest_upsert`] is PostgreSQL's bulk upsert, one array per column, [`pg_copy`] its
+//!   bulk insert of rows known to be new, and [`sqlite_upsert`] SQLite's upsert, with as
+//!   little statement journal as each table allows;
 //! - [`tcp_nodelay`] turns Nagle's algorithm off for the PostgreSQL connections.
 
 pub mod cache;
@@ -38,6 +40,7 @@ pub mod journal;
 pub mod memory_budget;
 pub mod name_search;
 pub mod namespace;
+pub mod pg_copy;
 pub mod prefetch;
 pub mod query_indexes;
 pub mod row_chunks;
@@ -49,6 +52,7 @@ pub mod table;
 pub mod tables;
 pub mod tcp_nodelay;
 pub mod unnest_upsert;
+pub mod write_txn;
 pub mod writer;
 
 pub use entity_store::EntityStore;

@@ -20,7 +20,7 @@ use entities::{
     resolver_record::{self, ResolverRecordKey},
 };
 use futures::future::BoxFuture;
-use sea_orm::{DatabaseTransaction, EntityTrait};
+use sea_orm::EntityTrait;
 
 use super::{
     StoreError,
@@ -30,6 +30,7 @@ use super::{
     row_size::RowSize,
     sqlite_upsert::Stored,
     table::{Table, map_bytes, set_bytes},
+    write_txn::WriteTxn,
     writer::{self, Changes, Conflict},
 };
 
@@ -69,7 +70,7 @@ pub trait WriteBehind: EntityTrait<Model: RowSize + Clone + Send + Sync + 'stati
     /// Writes a flush's rows of this table into `txn`; `created`, when the store knows it,
     /// says of each row whether it is new (the others are stored).
     fn write<'a>(
-        txn: &'a DatabaseTransaction,
+        txn: &'a WriteTxn,
         rows: &'a [Self::Model],
         created: Option<&'a [bool]>,
         changes: &'a Changes,
@@ -78,7 +79,7 @@ pub trait WriteBehind: EntityTrait<Model: RowSize + Clone + Send + Sync + 'stati
     /// Puts back the row whose journal key is `key` as `prior`, or deletes it when the undone
     /// window created it.
     fn restore<'a>(
-        txn: &'a DatabaseTransaction,
+        txn: &'a WriteTxn,
         key: &'a str,
         prior: Option<&'a str>,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
@@ -112,7 +113,7 @@ impl WriteBehind for label::Entity {
     }
 
     fn write<'a>(
-        txn: &'a DatabaseTransaction,
+        txn: &'a WriteTxn,
         rows: &'a [label::Model],
         _: Option<&'a [bool]>,
         _: &'a Changes,
@@ -130,7 +131,7 @@ impl WriteBehind for label::Entity {
     }
 
     fn restore<'a>(
-        _: &'a DatabaseTransaction,
+        _: &'a WriteTxn,
         key: &'a str,
         _: Option<&'a str>,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
@@ -150,7 +151,7 @@ impl WriteBehind for domain::Entity {
     }
 
     fn write<'a>(
-        txn: &'a DatabaseTransaction,
+        txn: &'a WriteTxn,
         rows: &'a [domain::Model],
         created: Option<&'a [bool]>,
         changes: &'a Changes,
@@ -200,8 +201,7 @@ impl WriteBehind for domain::Entity {
             )
             .await?;
             // A created row that is stored after all fails the flush here.
-            writer::write_rows_with::<Self, _, _>(txn, &new, Conflict::Refuse, Stored::Apart)
-                .await?;
+            writer::insert_new::<Self, _>(txn, &[&new], Stored::Apart).await?;
             let started = std::time::Instant::now();
             name_search::index(txn, &renamed_ids, last).await?;
             writer::record_table_time("name_search", started);
@@ -210,7 +210,7 @@ impl WriteBehind for domain::Entity {
     }
 
     fn restore<'a>(
-        txn: &'a DatabaseTransaction,
+        txn: &'a WriteTxn,
         key: &'a str,
         prior: Option<&'a str>,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
@@ -238,7 +238,7 @@ macro_rules! plain_table {
             }
 
             fn write<'a>(
-                txn: &'a DatabaseTransaction,
+                txn: &'a WriteTxn,
                 rows: &'a [$entity::Model],
                 created: Option<&'a [bool]>,
                 _: &'a Changes,
@@ -260,12 +260,12 @@ macro_rules! plain_table {
                     )
                     .await?;
                     // A created row that is stored after all fails the flush here.
-                    writer::write_rows::<Self, _, _>(txn, &new, Conflict::Refuse).await
+                    writer::insert_new::<Self, _>(txn, &[&new], Stored::OnConflict).await
                 })
             }
 
             fn restore<'a>(
-                txn: &'a DatabaseTransaction,
+                txn: &'a WriteTxn,
                 key: &'a str,
                 prior: Option<&'a str>,
             ) -> BoxFuture<'a, Result<(), StoreError>> {
@@ -388,7 +388,7 @@ macro_rules! derive_tables {
             /// `ensemble_flush_table_seconds{entity}`.
             pub(super) async fn write(
                 &self,
-                txn: &DatabaseTransaction,
+                txn: &WriteTxn,
                 changes: &Changes,
             ) -> Result<(), StoreError> {
                 $(
@@ -410,7 +410,7 @@ macro_rules! derive_tables {
             /// Journals the prior images of every journaled table's rows into `entries`.
             pub(super) async fn journal(
                 &self,
-                txn: &DatabaseTransaction,
+                txn: &WriteTxn,
                 entry: impl Fn(&'static str, String, Option<String>) -> entities::journal_entry::Model,
                 entries: &mut Vec<entities::journal_entry::Model>,
             ) -> Result<(), StoreError> {
@@ -427,7 +427,7 @@ macro_rules! derive_tables {
         /// Puts back a journaled row of the table the journal names `table`; `None` when no
         /// write-behind table has that name.
         pub(super) async fn restore(
-            txn: &DatabaseTransaction,
+            txn: &WriteTxn,
             table: &str,
             key: &str,
             prior: Option<&str>,

@@ -1,9 +1,11 @@
 //! The writer: one flush = one database transaction holding every changed row and the chain
-//! checkpoint. Rows go out as upserts (`INSERT .. ON CONFLICT DO UPDATE`): chunked multi-row
-//! `VALUES` on SQLite ([`super::sqlite_upsert`]), one array per column on PostgreSQL
-//! ([`super::unnest_upsert`]). Of the tables whose new rows the store knows (domains,
-//! registrations, renewals, resolver records), the rows created since the last flush go in as
-//! plain inserts, and on SQLite the stored ones as an `UPDATE` ([`super::tables`]).
+//! checkpoint ([`super::write_txn`]). Rows that may be stored go out as upserts (`INSERT ..
+//! ON CONFLICT DO UPDATE`): chunked multi-row `VALUES` on SQLite ([`super::sqlite_upsert`]),
+//! one array per column on PostgreSQL ([`super::unnest_upsert`]). Rows known to be new (the
+//! event history, and the rows created since the last flush of the tables whose new rows the
+//! store knows: domains, registrations, renewals, resolver records) go in as plain inserts on
+//! SQLite and by `COPY` on PostgreSQL ([`super::pg_copy`]); on SQLite the stored rows of those
+//! tables go out as an `UPDATE` ([`super::tables`]).
 
 use entities::{
     checkpoint, contract, event, event_block, event_transaction, resolver_address, resolver_text,
@@ -18,6 +20,7 @@ use super::{
     row_chunks::RowChunks,
     sqlite_upsert::Stored,
     tables::{CachedRows, CreatedRows},
+    write_txn::WriteTxn,
 };
 use crate::ChainId;
 
@@ -175,22 +178,58 @@ where
     super::sqlite_upsert::upsert::<E, C, R>(db, rows, conflict, stored).await
 }
 
-/// [`write_rows`] over `chunks` of rows, timed together into
+/// Inserts the rows of `chunks`, none of them stored (a stored key fails the write): by
+/// `COPY` on PostgreSQL ([`super::pg_copy`]), one statement for all the chunks; on SQLite as
+/// [`write_rows_with`] with [`Conflict::Refuse`] and `stored`.
+pub(crate) async fn insert_new<E, R>(
+    txn: &WriteTxn,
+    chunks: &[&[R]],
+    stored: Stored,
+) -> Result<(), StoreError>
+where
+    E: EntityTrait,
+    E::Model: Sync,
+    R: std::borrow::Borrow<E::Model> + Sync,
+{
+    if matches!(txn, WriteTxn::Postgres(_)) {
+        return super::pg_copy::insert::<E, R>(txn, chunks).await;
+    }
+    for rows in chunks {
+        write_rows_with::<E, _, R>(txn, rows, Conflict::Refuse, stored).await?;
+    }
+    Ok(())
+}
+
+/// [`insert_new`] of `chunks` of new rows, timed together into
 /// `ensemble_flush_table_seconds{entity}`: which table a flush spends its time on.
-async fn timed_write<'a, E, C>(
-    db: &C,
+async fn timed_insert<'a, E>(
+    txn: &WriteTxn,
     chunks: impl IntoIterator<Item = &'a [E::Model]>,
+    entity: &'static str,
+) -> Result<(), StoreError>
+where
+    E: EntityTrait,
+    E::Model: Sync,
+{
+    let started = std::time::Instant::now();
+    let chunks: Vec<&[E::Model]> = chunks.into_iter().collect();
+    insert_new::<E, E::Model>(txn, &chunks, Stored::OnConflict).await?;
+    record_table_time(entity, started);
+    Ok(())
+}
+
+/// [`write_rows`] of `rows`, timed into `ensemble_flush_table_seconds{entity}`.
+async fn timed_write<E>(
+    txn: &WriteTxn,
+    rows: &[E::Model],
     conflict: Conflict<'_, E::Column>,
     entity: &'static str,
 ) -> Result<(), StoreError>
 where
     E: EntityTrait,
-    C: sea_orm::ConnectionTrait,
 {
     let started = std::time::Instant::now();
-    for rows in chunks {
-        write_rows::<E, C, E::Model>(db, rows, conflict).await?;
-    }
+    write_rows::<E, _, E::Model>(txn, rows, conflict).await?;
     record_table_time(entity, started);
     Ok(())
 }
@@ -234,40 +273,26 @@ pub async fn write(
         }
     }
     changes.tables.write(&txn, changes).await?;
-    timed_write::<resolver_address::Entity, _>(
+    timed_write::<resolver_address::Entity>(
         &txn,
-        [changes.addresses.as_slice()],
+        &changes.addresses,
         Conflict::UPDATE_ALL,
         "resolver_address",
     )
     .await?;
-    timed_write::<resolver_text::Entity, _>(
+    timed_write::<resolver_text::Entity>(
         &txn,
-        [changes.texts.as_slice()],
+        &changes.texts,
         Conflict::UPDATE_ALL,
         "resolver_text",
     )
     .await?;
-    timed_write::<contract::Entity, _>(
-        &txn,
-        [changes.contracts.as_slice()],
-        Conflict::Refuse,
-        "contract",
-    )
-    .await?;
-    timed_write::<event::Entity, _>(&txn, changes.events.chunks(), Conflict::Refuse, "event")
-        .await?;
-    timed_write::<event_block::Entity, _>(
-        &txn,
-        changes.event_blocks.chunks(),
-        Conflict::Refuse,
-        "event_block",
-    )
-    .await?;
-    timed_write::<event_transaction::Entity, _>(
+    timed_insert::<contract::Entity>(&txn, [changes.contracts.as_slice()], "contract").await?;
+    timed_insert::<event::Entity>(&txn, changes.events.chunks(), "event").await?;
+    timed_insert::<event_block::Entity>(&txn, changes.event_blocks.chunks(), "event_block").await?;
+    timed_insert::<event_transaction::Entity>(
         &txn,
         changes.event_transactions.chunks(),
-        Conflict::Refuse,
         "event_transaction",
     )
     .await?;
