@@ -30,9 +30,10 @@ pub enum StoreError {
         /// First block that differs.
         fork_block: u64,
     },
-    /// A column the PostgreSQL bulk upsert cannot send as an array: a value type it does not
-    /// know, or a NULL in a NOT NULL column (a bug: an entity changed without this module).
-    #[error("bulk upsert cannot send {table}.{column}: a value its array cannot hold")]
+    /// A column PostgreSQL's bulk writes cannot send: a value type the array upsert or the
+    /// `COPY` stream does not encode, or (in an array) a NULL in a NOT NULL column (a bug: an
+    /// entity changed without `unnest_upsert` or `pg_copy`).
+    #[error("bulk write cannot send {table}.{column}: a value it cannot encode")]
     UnsupportedColumn {
         /// Table.
         table: &'static str,
