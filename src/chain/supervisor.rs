@@ -11,6 +11,9 @@
 //! write at the same time. Each pipeline has a generation number, so a late report from a
 //! replaced pipeline is ignored.
 //!
+//! A pipeline's fetcher and decoder run on a thread of their own ([`FetchThread`]); its
+//! handler runs on the supervisor's thread and writes on a thread of its own.
+//!
 //! Failures restart with exponential backoff (capped, reset after a healthy run); a fatal error
 //! (the endpoint serves another chain) stops the chain instead of looping. Every
 //! [`STATUS_INTERVAL`] the supervisor writes the chain's status row ([`super::status`]);
@@ -75,6 +78,23 @@ pub(super) struct Pipeline {
     pub(super) fetcher_gauge: MailboxGauge,
     pub(super) decoder: Addr<Decoder>,
     pub(super) handler: Addr<Handler>,
+    /// The thread the fetcher and decoder run on; stopped when the pipeline is dropped.
+    pub(super) fetch_thread: FetchThread,
+}
+
+/// The thread of a pipeline's fetcher and decoder. The handler stays on the supervisor's
+/// thread: with reading and decoding there too, that one thread bounded a backfill on both
+/// engines, and its waits for the prefetch's reads could not be used by the decoder
+/// (BENCHMARKS.md, the fetch-thread runs).
+#[derive(Debug)]
+pub(super) struct FetchThread(actix::Arbiter);
+
+impl Drop for FetchThread {
+    /// A pipeline's fetcher and decoder never outlive it: a dropped pipeline (drained, or
+    /// abandoned with its supervisor) takes its thread and the actors on it along.
+    fn drop(&mut self) {
+        self.0.stop();
+    }
 }
 
 /// Supervisor of one chain.
@@ -206,7 +226,11 @@ impl ChainSupervisor {
             handler_gauge,
             max_concurrent_calls: chain.max_concurrent_requests,
         };
-        let decoder = Decoder::new(job, decoder_gauge.clone(), cap).start();
+        let fetch_thread = FetchThread(actix::Arbiter::new());
+        let gauge = decoder_gauge.clone();
+        let decoder = Decoder::start_in_arbiter(&fetch_thread.0.handle(), move |_| {
+            Decoder::new(job, gauge, cap)
+        });
         let job = FetchJob {
             chain: chain.clone(),
             source,
@@ -218,11 +242,13 @@ impl ChainSupervisor {
             fetch_cache,
         };
         let me = ctx.address();
-        let fetcher =
-            Fetcher::new(job, self.generation, me.clone().recipient(), me.recipient()).start();
+        let generation = self.generation;
+        let fetcher = Fetcher::start_in_arbiter(&fetch_thread.0.handle(), move |_| {
+            Fetcher::new(job, generation, me.clone().recipient(), me.recipient())
+        });
         let fetcher_gauge =
             MailboxGauge::new(chain.id, "fetcher", "supervisor", super::fetcher::MAILBOX_CAPACITY);
-        self.pipeline = Some(Pipeline { fetcher, fetcher_gauge, decoder, handler });
+        self.pipeline = Some(Pipeline { fetcher, fetcher_gauge, decoder, handler, fetch_thread });
         tracing::info!(target: "indexer::supervisor", chain = chain.id.get(), generation = self.generation, "Pipeline started");
     }
 
@@ -250,6 +276,8 @@ impl ChainSupervisor {
             if let Ok(Err(err)) = p.handler.send(Drain { flush: commit }).await {
                 tracing::warn!(target: "indexer::supervisor", chain = chain.get(), error = %err, "Final flush failed; the chain resumes from its previous checkpoint");
             }
+            // Fetcher and decoder have stopped; their thread goes with the pipeline.
+            drop(p.fetch_thread);
         }
     }
 
