@@ -89,6 +89,23 @@ pub(super) struct Pipeline {
 #[derive(Debug)]
 pub(super) struct FetchThread(actix::Arbiter);
 
+impl FetchThread {
+    /// A new thread whose events go where the starting thread's go: the service's subscriber
+    /// is global, but one installed for a thread alone (as a test's log capture is) would
+    /// otherwise never see the fetcher's and decoder's events.
+    fn start() -> Self {
+        let arbiter = actix::Arbiter::new();
+        let dispatch = tracing::dispatcher::get_default(Clone::clone);
+        // Runs before the actors start: an arbiter runs what it is given in order.
+        arbiter.spawn_fn(move || {
+            // The guard would restore the thread's previous default when dropped; the thread
+            // keeps this one for its whole life instead.
+            std::mem::forget(tracing::dispatcher::set_default(&dispatch));
+        });
+        Self(arbiter)
+    }
+}
+
 impl Drop for FetchThread {
     /// A pipeline's fetcher and decoder never outlive it: a dropped pipeline (drained, or
     /// abandoned with its supervisor) takes its thread and the actors on it along.
@@ -226,7 +243,7 @@ impl ChainSupervisor {
             handler_gauge,
             max_concurrent_calls: chain.max_concurrent_requests,
         };
-        let fetch_thread = FetchThread(actix::Arbiter::new());
+        let fetch_thread = FetchThread::start();
         let gauge = decoder_gauge.clone();
         let decoder = Decoder::start_in_arbiter(&fetch_thread.0.handle(), move |_| {
             Decoder::new(job, gauge, cap)
