@@ -83,9 +83,9 @@ pub(super) struct Pipeline {
 }
 
 /// The thread of a pipeline's fetcher and decoder. The handler stays on the supervisor's
-/// thread: with reading and decoding there too, that one thread bounded a backfill on both
-/// engines, and its waits for the prefetch's reads could not be used by the decoder
-/// (BENCHMARKS.md, the fetch-thread runs).
+/// thread. With reading and decoding there too, that one thread bounded a backfill on both
+/// engines: it read and decoded the next batches while the handler awaited its prefetch, and
+/// the handler's next steps waited for that work (BENCHMARKS.md, the fetch-thread runs).
 #[derive(Debug)]
 pub(super) struct FetchThread(actix::Arbiter);
 
@@ -293,7 +293,7 @@ impl ChainSupervisor {
             if let Ok(Err(err)) = p.handler.send(Drain { flush: commit }).await {
                 tracing::warn!(target: "indexer::supervisor", chain = chain.get(), error = %err, "Final flush failed; the chain resumes from its previous checkpoint");
             }
-            // Fetcher and decoder have stopped; their thread goes with the pipeline.
+            // Fetcher and decoder have nothing left to do; their thread goes with the pipeline.
             drop(p.fetch_thread);
         }
     }
