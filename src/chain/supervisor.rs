@@ -234,16 +234,18 @@ impl ChainSupervisor {
         )
         .start();
         let roles: HashMap<_, _> = chain.contracts.iter().map(|c| (c.address, c.role)).collect();
+        let fetch_thread = FetchThread::start();
+        // Opened, used and dropped on the fetch thread alone (`database::fetch_connection`).
+        let fetch_db = crate::store::database::fetch_connection(&self.db);
         let job = DecodeJob {
             chain_id: chain.id,
             roles,
             source: source.clone(),
-            db: self.db.clone(),
+            db: fetch_db.clone(),
             handler: handler.clone(),
             handler_gauge,
             max_concurrent_calls: chain.max_concurrent_requests,
         };
-        let fetch_thread = FetchThread::start();
         let gauge = decoder_gauge.clone();
         let decoder = Decoder::start_in_arbiter(&fetch_thread.0.handle(), move |_| {
             Decoder::new(job, gauge, cap)
@@ -251,7 +253,7 @@ impl ChainSupervisor {
         let job = FetchJob {
             chain: chain.clone(),
             source,
-            db: self.db.clone(),
+            db: fetch_db,
             decoder: decoder.clone(),
             decoder_gauge,
             mailbox_capacity: cap,

@@ -305,6 +305,15 @@ fn with_nodelay(
     })
 }
 
+/// The connection of a pipeline's fetch thread (its fetcher's checkpoint and journal reads,
+/// its decoder's RPC cache): a pool of one connection of its own, for the reason
+/// [`writer_connection`] gives. The fetch thread's runtime stops with its pipeline, and a
+/// connection it had opened in `db`'s shared pool failed the next reader after a reorg
+/// restarted the pipeline. On SQLite it has the pooled connections' page cache.
+pub fn fetch_connection(db: &DatabaseConnection) -> DatabaseConnection {
+    writer_connection(db, SQLITE_CACHE_KIB << 10)
+}
+
 /// The connection a chain's flushes are written through: a pool of one connection of its
 /// own, connected on first use with `db`'s settings. Flushes run on the handler's writer
 /// thread, whose runtime stops with the handler; a connection opened there is bound to that
