@@ -37,10 +37,10 @@ macro_rules! contract_node_key {
         $name:ident, $error:ident, contract: $contract:ident, what: $what:literal
     ) => {
         $(#[$meta])*
-        #[derive(
-            Clone, PartialEq, Eq, PartialOrd, Ord, Hash, sea_orm::entity::prelude::DeriveValueType,
-        )]
-        pub struct $name(Vec<u8>);
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name([u8; $crate::contract_node_key::CONTRACT_NODE_KEY_BYTES]);
+
+        $crate::inline_bytes!($name, $crate::contract_node_key::CONTRACT_NODE_KEY_BYTES);
 
         #[doc = concat!("A text that is not an Omnigraph ", $what, " id, or a chain id the key \
                          cannot hold.")]
@@ -70,19 +70,19 @@ macro_rules! contract_node_key {
                 contract: &[u8; $crate::contract_node_key::ADDRESS_BYTES],
                 node: &[u8; $crate::contract_node_key::NODE_BYTES],
             ) -> Self {
+                use $crate::contract_node_key::{ADDRESS_BYTES, CHAIN_BYTES};
                 let chain = u32::try_from(chain_id).expect("chain ids are checked to fit 32 bits");
-                let mut bytes =
-                    Vec::with_capacity($crate::contract_node_key::CONTRACT_NODE_KEY_BYTES);
-                bytes.extend_from_slice(&chain.to_be_bytes());
-                bytes.extend_from_slice(contract);
-                bytes.extend_from_slice(node);
+                let mut bytes = [0; $crate::contract_node_key::CONTRACT_NODE_KEY_BYTES];
+                bytes[..CHAIN_BYTES].copy_from_slice(&chain.to_be_bytes());
+                bytes[CHAIN_BYTES..CHAIN_BYTES + ADDRESS_BYTES].copy_from_slice(contract);
+                bytes[CHAIN_BYTES + ADDRESS_BYTES..].copy_from_slice(node);
                 Self(bytes)
             }
 
-            /// The key whose raw bytes are `bytes` (the first bytes of a key that embeds one).
-            #[allow(dead_code)]
-            pub(crate) fn from_bytes(bytes: &[u8]) -> Self {
-                Self(bytes.to_vec())
+            /// The key whose raw bytes are `bytes`, if it has a key's length (the first bytes
+            /// of a key that embeds one, or a stored value).
+            pub fn from_slice(bytes: &[u8]) -> Option<Self> {
+                bytes.try_into().ok().map(Self)
             }
 
             /// Whether `chain_id` fits a key.
@@ -123,9 +123,8 @@ macro_rules! contract_node_key {
             /// The key of another node under the same chain and contract.
             pub fn with_node(&self, node: &[u8; $crate::contract_node_key::NODE_BYTES]) -> Self {
                 use $crate::contract_node_key::{ADDRESS_BYTES, CHAIN_BYTES};
-                let mut bytes = self.0.clone();
-                bytes.truncate(CHAIN_BYTES + ADDRESS_BYTES);
-                bytes.extend_from_slice(node);
+                let mut bytes = self.0;
+                bytes[CHAIN_BYTES + ADDRESS_BYTES..].copy_from_slice(node);
                 Self(bytes)
             }
 

@@ -22,10 +22,10 @@ macro_rules! indexed_key {
         what: $what:literal
     ) => {
         $(#[$meta])*
-        #[derive(
-            Clone, PartialEq, Eq, PartialOrd, Ord, Hash, sea_orm::entity::prelude::DeriveValueType,
-        )]
-        pub struct $name(Vec<u8>);
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name([u8; $bytes]);
+
+        $crate::inline_bytes!($name, $bytes);
 
         #[doc = concat!("A text that is not an Omnigraph ", $what, " id.")]
         #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,16 +44,16 @@ macro_rules! indexed_key {
 
             /// The key of `parent`'s child number `index`.
             pub fn new(parent: &$parent, index: u32) -> Self {
-                let mut bytes = Vec::with_capacity($bytes);
-                bytes.extend_from_slice(parent.as_bytes());
-                bytes.extend_from_slice(&index.to_be_bytes());
+                let mut bytes = [0; $bytes];
+                bytes[..Self::PARENT_BYTES].copy_from_slice(parent.as_bytes());
+                bytes[Self::PARENT_BYTES..].copy_from_slice(&index.to_be_bytes());
                 Self(bytes)
             }
 
-            /// The key whose raw bytes are `bytes` (a prefix of a child's key).
-            #[allow(dead_code)]
-            pub(crate) fn from_bytes(bytes: &[u8]) -> Self {
-                Self(bytes.to_vec())
+            /// The key whose raw bytes are `bytes`, if it has a key's length (the first bytes
+            /// of a child's key, or a stored value).
+            pub fn from_slice(bytes: &[u8]) -> Option<Self> {
+                bytes.try_into().ok().map(Self)
             }
 
             /// The raw bytes, as stored.
@@ -63,7 +63,8 @@ macro_rules! indexed_key {
 
             /// The parent's key.
             pub fn $parent_fn(&self) -> $parent {
-                <$parent>::from_bytes(self.0.get(..Self::PARENT_BYTES).unwrap_or_default())
+                <$parent>::from_slice(&self.0[..Self::PARENT_BYTES])
+                    .expect("a child's key begins with its parent's")
             }
 
             /// The 0-based index within the parent.

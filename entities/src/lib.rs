@@ -28,6 +28,7 @@ pub mod event_block;
 pub mod event_selector;
 pub mod event_transaction;
 pub mod indexed_key;
+pub mod inline_bytes;
 pub mod journal_entry;
 pub mod journal_window;
 pub mod label;

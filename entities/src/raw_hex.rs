@@ -10,8 +10,6 @@
 
 use std::{fmt, str::FromStr};
 
-use sea_orm::entity::prelude::*;
-
 /// A text that is not `0x` followed by the hex of exactly the expected number of bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvalidHex {
@@ -30,11 +28,13 @@ impl fmt::Display for InvalidHex {
 impl std::error::Error for InvalidHex {}
 
 /// Declares a fixed-width raw byte value: stored as a blob, shown as lowercase `0x` hex.
+/// Held inline ([`crate::inline_bytes!`]): a domain row carries a label hash and up to five
+/// addresses, and as byte vectors each copy of a row allocated each of them.
 macro_rules! raw_hex {
     ($(#[$doc:meta])* $name:ident, $bytes:expr) => {
         $(#[$doc])*
-        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, DeriveValueType)]
-        pub struct $name(Vec<u8>);
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name([u8; $bytes]);
 
         impl $name {
             /// Bytes of the value.
@@ -42,12 +42,12 @@ macro_rules! raw_hex {
 
             /// The value of these bytes.
             pub fn new(bytes: [u8; $bytes]) -> Self {
-                Self(bytes.to_vec())
+                Self(bytes)
             }
 
             /// The value of `bytes`, if it has exactly [`Self::BYTES`].
             pub fn from_slice(bytes: &[u8]) -> Option<Self> {
-                (bytes.len() == $bytes).then(|| Self(bytes.to_vec()))
+                bytes.try_into().ok().map(Self)
             }
 
             /// The raw bytes, as stored.
@@ -55,6 +55,8 @@ macro_rules! raw_hex {
                 &self.0
             }
         }
+
+        $crate::inline_bytes!($name, $bytes);
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

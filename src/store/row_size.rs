@@ -1,10 +1,9 @@
 //! [`RowSize`]: how many bytes a cached row holds, so the entity cache can be bounded by
 //! memory rather than by a row count (rows differ tenfold in size: a label is a hash and a
-//! word, a domain carries a dozen hex ids).
+//! word, a domain carries a name, a key and several addresses).
 
 use entities::{
-    domain::{self, RawAddress, RawHash},
-    event, event_block, event_transaction, label, registration, renewal, resolver_address,
+    domain, event, event_block, event_transaction, label, registration, renewal, resolver_address,
     resolver_record, resolver_text,
 };
 
@@ -31,26 +30,14 @@ fn opt(s: &Option<String>) -> usize {
 
 impl RowSize for domain::Model {
     fn heap_bytes(&self) -> usize {
-        self.id.key_bytes()
-            + RawHash::BYTES
-            + [
-                &self.owner,
-                &self.registry_owner,
-                &self.token_owner,
-                &self.wrapped_owner,
-                &self.resolver,
-            ]
-            .into_iter()
-            .flatten()
-            .count()
-                * RawAddress::BYTES
-            + text(&self.name)
+        // The label hash and the addresses are held inline.
+        self.id.key_bytes() + text(&self.name)
     }
 }
 
 impl RowSize for label::Model {
     fn heap_bytes(&self) -> usize {
-        RawHash::BYTES + opt(&self.label)
+        opt(&self.label)
     }
 }
 
@@ -90,7 +77,7 @@ impl RowSize for resolver_address::Model {
 
 impl RowSize for resolver_text::Model {
     fn heap_bytes(&self) -> usize {
-        self.record_id.key_bytes() + RawHash::BYTES + text(&self.key) + opt(&self.value)
+        self.record_id.key_bytes() + text(&self.key) + opt(&self.value)
     }
 }
 
@@ -116,6 +103,8 @@ impl RowSize for event_transaction::Model {
 
 #[cfg(test)]
 mod tests {
+    use entities::domain::RawHash;
+
     use super::*;
 
     #[test]
