@@ -20,6 +20,7 @@
 //! | `ensemble_rpc_requests_total` / `_retries_total` / `_errors_total` | counter | chain, event (= method) |
 //! | `ensemble_cache_hits_total` / `ensemble_cache_misses_total` | counter | entity |
 //! | `ensemble_prefetch_reads_total` | counter | entity |
+//! | `ensemble_key_filter_absent_total` | counter | entity |
 //! | `ensemble_fetch_cache_windows_total` | counter | chain, outcome (`hit`, `stored`, `full`) |
 //! | `ensemble_fetch_cache_bytes` | gauge | chain |
 //!
@@ -239,5 +240,10 @@ fn describe() {
         "ensemble_prefetch_reads_total",
         Unit::Count,
         "Keys a batch's prefetch looked up in the database: neither dirty nor cached."
+    );
+    describe_counter!(
+        "ensemble_key_filter_absent_total",
+        Unit::Count,
+        "Keys the handlers read that the filter of the chain's stored keys knew absent, without a query."
     );
 }

@@ -86,7 +86,7 @@ impl EntityStore {
             db,
             writer,
             flush_bytes: budget.flush_bytes(),
-            tables: CachedTables::new(budget.read_cache),
+            tables: CachedTables::new(budget.read_cache, budget.key_filter),
             addresses: HashMap::new(),
             texts: HashMap::new(),
             cleared_records: Vec::new(),

@@ -88,6 +88,11 @@ impl<K: Ord + Hash, M> InFlight<K, M> {
         self.get(key).is_some()
     }
 
+    /// The keys in flight, in key order.
+    pub fn keys(&self) -> impl Iterator<Item = &K> {
+        self.rows.iter().map(self.key_of)
+    }
+
     /// Whether nothing is in flight.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()

@@ -1,8 +1,9 @@
 //! [`MemoryBudget`]: how a chain's memory budget (`indexer.cache_mb`) is shared among the
-//! three things that grow with the data, so that together they stay within it:
+//! four things that grow with the data, so that together they stay within it:
 //!
 //! - the rows written behind: the dirty set the handlers fill and the flush in flight;
 //! - the entity read cache (moka), by bytes ([`super::cache`]);
+//! - the filters of the keys stored ([`super::key_filter`]), a sixty-fourth;
 //! - on SQLite, the page cache of the connection flushes are written through.
 //!
 //! What the budget does not cover is fixed or small: the binary, thread stacks, the pooled
@@ -31,22 +32,32 @@ pub struct MemoryBudget {
     pub page_cache: u64,
     /// The entity read cache, bytes.
     pub read_cache: u64,
+    /// The filters of the keys stored, bytes.
+    pub key_filter: u64,
     /// The rows written behind, bytes: the dirty set and the flush in flight together.
     pub write_behind: u64,
 }
 
 impl MemoryBudget {
     /// Splits `total` bytes for a chain written to `backend`: on SQLite 1/8 page cache, 1/8
-    /// read cache and 3/4 rows written behind; on PostgreSQL half read cache, half rows.
+    /// read cache and 3/4 rows written behind; on PostgreSQL half read cache, half rows. The
+    /// key filters' 1/64 comes out of the rows' share.
     pub fn split(total: u64, backend: DatabaseBackend) -> Self {
         let eighths = |n: u64| total / 8 * n;
+        let key_filter = total / 64;
         match backend {
             DatabaseBackend::Sqlite => Self {
                 page_cache: eighths(1),
                 read_cache: eighths(1),
-                write_behind: total - eighths(2),
+                key_filter,
+                write_behind: total - eighths(2) - key_filter,
             },
-            _ => Self { page_cache: 0, read_cache: eighths(4), write_behind: total - eighths(4) },
+            _ => Self {
+                page_cache: 0,
+                read_cache: eighths(4),
+                key_filter,
+                write_behind: total - eighths(4) - key_filter,
+            },
         }
     }
 
@@ -67,15 +78,20 @@ mod tests {
         for total in [0, 1, 7, 8, 256 << 20, 512 << 20, (1 << 40) + 3] {
             for backend in [DatabaseBackend::Sqlite, DatabaseBackend::Postgres] {
                 let b = MemoryBudget::split(total, backend);
-                assert_eq!(b.page_cache + b.read_cache + b.write_behind, total, "{b:?}");
+                assert_eq!(
+                    b.page_cache + b.read_cache + b.key_filter + b.write_behind,
+                    total,
+                    "{b:?}"
+                );
                 assert!(b.flush_bytes() >= 1);
             }
         }
         let sqlite = MemoryBudget::split(256 << 20, DatabaseBackend::Sqlite);
         assert_eq!((sqlite.page_cache, sqlite.read_cache), (32 << 20, 32 << 20));
-        assert_eq!(sqlite.flush_bytes(), 96 << 20);
+        assert_eq!(sqlite.key_filter, 4 << 20);
+        assert_eq!(sqlite.flush_bytes(), 94 << 20);
         let postgres = MemoryBudget::split(256 << 20, DatabaseBackend::Postgres);
         assert_eq!((postgres.page_cache, postgres.read_cache), (0, 128 << 20));
-        assert_eq!(postgres.flush_bytes(), 64 << 20);
+        assert_eq!(postgres.flush_bytes(), 62 << 20);
     }
 }

@@ -5,7 +5,9 @@
 //!   database plus a dirty set of changed rows;
 //! - [`domain_seq`] numbers new domains, per chain;
 //! - [`memory_budget`] splits a chain's memory budget among the read cache, the rows
-//!   written behind and SQLite's page cache;
+//!   written behind, the key filters and SQLite's page cache;
+//! - [`key_filter`] knows which keys of its chain a table stores, so that a new key is not
+//!   looked up;
 //! - [`in_flight`] holds the rows of the flush being written, shared with the writer;
 //! - [`row_chunks`] holds the event history a flush collects, in chunks;
 //! - [`writer`] flushes a dirty set in ONE transaction together with the chain checkpoint, so
@@ -37,6 +39,7 @@ pub mod heal_log;
 pub mod heal_log_cursor;
 pub mod in_flight;
 pub mod journal;
+pub mod key_filter;
 pub mod memory_budget;
 pub mod name_search;
 pub mod namespace;

@@ -1,5 +1,6 @@
 //! [`EntityStore::prefetch`]: the rows a batch will read, loaded in a few fixed-size `IN`
-//! queries before its handlers run, so they find them in memory.
+//! queries before its handlers run, so they find them in memory. Keys the filters of stored
+//! keys know absent ([`super::key_filter`]) are not asked for.
 //!
 //! The queries of a prefetch run side by side on the pool's connections: the handler waits
 //! for the slowest of them instead of their sum. On SQLite each query is served by its
@@ -47,6 +48,19 @@ where
     keys.sort_unstable();
     keys.dedup();
     keys.retain(|k| !table.uncommitted(k));
+    // Known not to be stored: pinned as absent without a query. The filter is asked before
+    // the cache because most keys it knows absent are new ones the cache never saw.
+    let before = keys.len();
+    keys.retain(|k| {
+        if table.stored.may_hold(k) {
+            return true;
+        }
+        table.batch.insert(k.clone(), None);
+        false
+    });
+    if keys.len() < before {
+        table.count_known_absent((before - keys.len()) as u64);
+    }
     // Known to the cache: pinned for the batch without a query.
     keys.retain(|k| match table.cache.peek_entry(k) {
         Some(known) => {
@@ -113,6 +127,7 @@ impl EntityStore {
     /// latest registration of each of those domains, so the handlers of a batch find what
     /// they read in the cache. Returns the rows read from the database.
     pub async fn prefetch(&mut self, keys: PrefetchKeys) -> Result<usize, StoreError> {
+        self.know_stored_keys().await?;
         let PrefetchKeys { domains, labels, records } = keys;
         let tables = &mut self.tables;
         let labels = missing_keys(&mut tables.labels, labels);
@@ -154,10 +169,14 @@ mod tests {
     };
 
     fn record(node: u16) -> resolver_record::Model {
+        record_on(1, node)
+    }
+
+    fn record_on(chain: u64, node: u16) -> resolver_record::Model {
         let mut hash = [0; NODE_BYTES];
         hash[..2].copy_from_slice(&node.to_be_bytes());
         resolver_record::Model {
-            id: ResolverRecordKey::new(1, &[0x11; ADDRESS_BYTES], &hash),
+            id: ResolverRecordKey::new(chain, &[0x11; ADDRESS_BYTES], &hash),
             name: Some(format!("node {node}")),
             contenthash: None,
             pubkey_x: None,
@@ -199,5 +218,62 @@ mod tests {
             let expected = (n % 2 == 0).then_some(row);
             assert_eq!(pinned, Some(expected), "key {n} pinned as stored");
         }
+    }
+
+    async fn flush(store: &mut EntityStore, chain: u64, block: u64) {
+        let checkpoint = Checkpoint {
+            chain_id: ChainId(chain),
+            block_number: block,
+            block_hash: format!("{block:#066x}"),
+        };
+        store.flush(&checkpoint, None).await.expect("flush");
+    }
+
+    /// A store that first reads scans its chain's stored keys: a key it never stored is
+    /// pinned absent without a query, a stored one is read, and so is a key of another
+    /// chain (whose keys it did not scan) and every key it flushes after the scan.
+    #[tokio::test]
+    async fn keys_the_chain_never_stored_are_not_looked_up() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("filter.sqlite").display());
+        let db = database::connect(&url).await.expect("database");
+        let mut writer = EntityStore::new(db.clone(), ChainId(1), 1 << 20);
+        for n in (0..2_000).step_by(2) {
+            writer.create_record(record(n));
+        }
+        flush(&mut writer, 1, 1).await;
+        let mut other_chain = EntityStore::new(db.clone(), ChainId(2), 1 << 20);
+        other_chain.create_record(record_on(2, 1));
+        flush(&mut other_chain, 2, 1).await;
+
+        let mut reader = EntityStore::new(db, ChainId(1), 1 << 20);
+        // A row created before the first read and not flushed yet: dirty, not stored.
+        reader.create_record(record(5_001));
+        // Each key asked, and whether it is stored.
+        let mut asked: Vec<_> = (0..2_000).map(|n| (record(n), n % 2 == 0)).collect();
+        asked.push((record_on(2, 1), true));
+        let keys = PrefetchKeys {
+            records: asked.iter().map(|(row, _)| row.id.clone()).collect(),
+            ..Default::default()
+        };
+        assert_eq!(reader.prefetch(keys).await.expect("prefetch"), 1_001);
+        let table = &reader.tables.records;
+        for (row, stored) in &asked {
+            let pinned = table.batch.get(&row.id).cloned();
+            assert_eq!(pinned, Some(stored.then(|| row.clone())), "{}", row.id);
+        }
+        // Read from the database: the stored rows, the other chain's, and the few absent
+        // keys the filter cannot tell from stored ones (about one in a hundred).
+        let read_absent = table.loaded.len() - 1_001;
+        assert!(read_absent < 20, "{read_absent} of 1000 absent keys read");
+        assert!(table.stored.may_hold(&record(5_001).id), "a dirty key at the scan");
+        reader.end_batch();
+
+        // Flushed after the scan: known stored, so read again once out of every cache.
+        reader.create_record(record(7_001));
+        flush(&mut reader, 1, 2).await;
+        assert!(reader.tables.records.stored.may_hold(&record(7_001).id));
+        assert!(reader.tables.key_filter_bytes() > 0);
+        assert!(reader.tables.key_filter_bytes() <= (1 << 20) / 64);
     }
 }

@@ -1,7 +1,8 @@
 //! `Table`: one cached, write-behind table of the [`super::EntityStore`], in four layers a
 //! read looks through in turn: the rows changed since the last flush (dirty), the rows pinned
 //! for the batch being applied, the rows of the flush being written (in flight), and the moka
-//! cache; below them the database. Also the byte accounting of its containers.
+//! cache; below them the database, unless the filter of the keys stored says the key is not
+//! there. Also the byte accounting of its containers.
 
 use std::{borrow::Borrow, hash::Hash};
 
@@ -15,6 +16,7 @@ use super::{
     StoreError,
     cache::{CacheKey, EntityCache},
     in_flight::{InFlight, SharedRows},
+    key_filter::StoredKeys,
     row_size::RowSize,
 };
 
@@ -45,11 +47,24 @@ pub(super) struct Table<M: Clone + Send + Sync + 'static, K: CacheKey> {
     /// Keys of `dirty` the store created since the last flush began ([`Table::create`]): no
     /// version of them is stored, so the flush inserts them without asking the database.
     pub(super) created: HashSet<K>,
+    /// The keys of the chain's stored rows, when the table keeps them ([`StoredKeys`]): a key
+    /// it knows absent is pinned as absent without a query. Every key a flush writes is added
+    /// when the flush begins; until then the key is dirty, and dirty rows are looked at first.
+    pub(super) stored: StoredKeys<K>,
+    /// Bytes of the filter [`Table::stored`] is built with (0: the table keeps none).
+    pub(super) filter_bytes: u64,
     key_of: fn(&M) -> &K,
 }
 
 impl<M: RowSize + Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
-    pub(super) fn new(name: &'static str, bytes: u64, key_of: fn(&M) -> &K) -> Self {
+    /// A table whose read cache holds `bytes` and whose filter of stored keys takes
+    /// `filter_bytes` (none when 0).
+    pub(super) fn new(
+        name: &'static str,
+        bytes: u64,
+        filter_bytes: u64,
+        key_of: fn(&M) -> &K,
+    ) -> Self {
         Self {
             cache: EntityCache::new(name, bytes),
             dirty: HashMap::new(),
@@ -57,6 +72,8 @@ impl<M: RowSize + Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
             batch: HashMap::new(),
             loaded: Vec::new(),
             created: HashSet::new(),
+            stored: if filter_bytes > 0 { StoredKeys::Unknown } else { StoredKeys::Off },
+            filter_bytes,
             key_of,
         }
     }
@@ -129,6 +146,12 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
         self.loaded.push(key);
     }
 
+    /// Counts `keys` lookups the filter of stored keys answered: absent, without a query.
+    pub(super) fn count_known_absent(&self, keys: u64) {
+        metrics::counter!("ensemble_key_filter_absent_total", "entity" => self.cache.table())
+            .increment(keys);
+    }
+
     /// Forgets the rows pinned for the batch just applied, caching those it read from the
     /// database and left unchanged. The pins are dropped before a flush begins, so a key the
     /// batch changed is still dirty here.
@@ -152,6 +175,11 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     /// Beside each row, whether [`Table::create`] created it since the last flush began.
     pub(super) fn begin_flush(&mut self) -> (SharedRows<M>, Vec<bool>) {
         let rows = self.inflight.begin(std::mem::take(&mut self.dirty));
+        if let StoredKeys::Known { filter, .. } = &mut self.stored {
+            for row in rows.iter() {
+                filter.insert((self.key_of)(row));
+            }
+        }
         let created = std::mem::take(&mut self.created);
         let flags = rows.iter().map(|row| created.contains((self.key_of)(row))).collect();
         (rows, flags)
@@ -172,6 +200,12 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
         for (key, row) in committed.complete() {
             self.cache.insert(key, Some(row));
         }
+    }
+
+    /// Keys of the rows not committed yet (dirty and in flight): a filter of the stored keys
+    /// scanned now adds them, since the database may not hold them yet.
+    pub(super) fn uncommitted_keys(&self) -> impl Iterator<Item = &K> {
+        self.dirty.keys().chain(self.inflight.keys())
     }
 
     /// Stores `row`, which the caller has just looked for and found nowhere, as
@@ -238,6 +272,10 @@ where
 {
     if let Some(hit) = table.local(key) {
         return Ok(hit);
+    }
+    if !table.stored.may_hold(key) {
+        table.count_known_absent(1);
+        return Ok(None);
     }
     let row = E::find_by_id(key.to_owned()).one(db).await.map_err(StoreError::db(op))?;
     table.cache.insert(key.to_owned(), row.clone());

@@ -56,6 +56,10 @@ pub trait WriteBehind: EntityTrait<Model: RowSize + Clone + Send + Sync + 'stati
     const NAME: &'static str;
     /// Its share of the read cache, in percent (the handlers read domains most).
     const CACHE_PERCENT: u64;
+    /// Its share of the key filters' bytes, in percent: 0 for a table without one (labels,
+    /// which other chains and imports store too; registrations and renewals, which are read
+    /// only through a domain that points at them or after the event that created them).
+    const KEY_FILTER_PERCENT: u64;
     /// Its name in the reorg journal; `None` for a table a reorg leaves alone.
     const JOURNAL: Option<&'static str>;
     /// Whether every row of it that is not stored enters the store through
@@ -104,6 +108,7 @@ impl WriteBehind for label::Entity {
     type Key = RawHash;
     const NAME: &'static str = "label";
     const CACHE_PERCENT: u64 = 20;
+    const KEY_FILTER_PERCENT: u64 = 0;
     // A label is knowledge about a hash, shared by every chain: a reorg never unlearns it.
     const JOURNAL: Option<&'static str> = None;
     const KNOWS_CREATED: bool = false;
@@ -143,6 +148,7 @@ impl WriteBehind for domain::Entity {
     type Key = DomainKey;
     const NAME: &'static str = "domain";
     const CACHE_PERCENT: u64 = 40;
+    const KEY_FILTER_PERCENT: u64 = 50;
     const JOURNAL: Option<&'static str> = Some("domains");
     const KNOWS_CREATED: bool = true;
 
@@ -223,13 +229,14 @@ impl WriteBehind for domain::Entity {
 /// its journaled images as they are.
 macro_rules! plain_table {
     (
-        $entity:ident, $key:ty, $name:literal, $percent:literal, $journal:literal, $id:ident,
-        $knows_created:literal
+        $entity:ident, $key:ty, $name:literal, $percent:literal, $filter_percent:literal,
+        $journal:literal, $id:ident, $knows_created:literal
     ) => {
         impl WriteBehind for $entity::Entity {
             type Key = $key;
             const NAME: &'static str = $name;
             const CACHE_PERCENT: u64 = $percent;
+            const KEY_FILTER_PERCENT: u64 = $filter_percent;
             const JOURNAL: Option<&'static str> = Some($journal);
             const KNOWS_CREATED: bool = $knows_created;
 
@@ -275,13 +282,14 @@ macro_rules! plain_table {
     };
 }
 
-plain_table!(registration, RegistrationKey, "registration", 15, "registrations", id, true);
-plain_table!(renewal, RenewalKey, "renewal", 5, "renewals", id, true);
+plain_table!(registration, RegistrationKey, "registration", 15, 0, "registrations", id, true);
+plain_table!(renewal, RenewalKey, "renewal", 5, 0, "renewals", id, true);
 plain_table!(
     resolver_record,
     ResolverRecordKey,
     "resolver_record",
     20,
+    50,
     "resolver_records",
     id,
     true
@@ -299,15 +307,23 @@ macro_rules! derive_tables {
 
         impl CachedTables {
             /// Empty tables whose caches share `read_cache` bytes by their
-            /// [`WriteBehind::CACHE_PERCENT`].
-            pub(super) fn new(read_cache: u64) -> Self {
+            /// [`WriteBehind::CACHE_PERCENT`], and their key filters `key_filter` bytes by
+            /// their [`WriteBehind::KEY_FILTER_PERCENT`].
+            pub(super) fn new(read_cache: u64, key_filter: u64) -> Self {
                 Self {
                     $($field: Table::new(
                         <$entity::Entity as WriteBehind>::NAME,
                         read_cache / 100 * <$entity::Entity as WriteBehind>::CACHE_PERCENT,
+                        key_filter / 100 * <$entity::Entity as WriteBehind>::KEY_FILTER_PERCENT,
                         <$entity::Entity as WriteBehind>::key,
                     ),)*
                 }
+            }
+
+            /// Bytes the key filters take.
+            #[cfg(test)]
+            pub(super) fn key_filter_bytes(&self) -> usize {
+                0 $(+ self.$field.stored.bytes())*
             }
 
             /// Forgets the rows pinned for the batch just applied ([`Table::end_batch`]).

@@ -491,6 +491,7 @@ async fn bench_run(
         println!("    {phase:<20} {secs:>8.2} s");
     }
     println!("  prefetch reads {} (keys the read cache did not hold)", made.prefetch_reads);
+    println!("  known absent {} (new keys, not looked up)", made.known_absent);
     for (method, count) in &made.rpc_requests {
         println!("  rpc {method:<24} {count:>10}");
     }

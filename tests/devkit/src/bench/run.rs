@@ -132,6 +132,8 @@ pub struct RunReport {
     /// Keys the prefetch looked up in the database (the read cache held neither them nor
     /// their absence); the hit rate counts only the lookups after the prefetch.
     pub prefetch_reads: u64,
+    /// Keys the filters of stored keys knew absent, without a query.
+    pub known_absent: u64,
     /// Peak resident set of the process, bytes.
     pub peak_rss: u64,
     /// Database size after the run, bytes.
@@ -280,6 +282,7 @@ fn from_metrics(text: &str, report: &mut RunReport) {
     let (hits, misses) = (sum("ensemble_cache_hits_total"), sum("ensemble_cache_misses_total"));
     report.cache_hit_rate = hits / (hits + misses).max(1.0);
     report.prefetch_reads = sum("ensemble_prefetch_reads_total") as u64;
+    report.known_absent = sum("ensemble_key_filter_absent_total") as u64;
     let handler = |name: &str| {
         samples(text, name)
             .into_iter()
