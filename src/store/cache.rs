@@ -17,45 +17,18 @@ use super::row_size::RowSize;
 /// What moka itself holds per entry besides key and value (the entry's `Arc`, its hash,
 /// access-order and write-order list nodes, frequency sketch share). Measured by the
 /// `memory` test against the heap (with 160, a full cache held 15% more than its budget).
-/// The key is weighed apart: its inline bytes and what it holds on the heap.
+/// The key is weighed apart, by its inline size.
 const ENTRY_OVERHEAD: usize = 232;
 
-/// A primary key the cache can hold: the raw keys of the tables the handlers read, all held
-/// inline (their [`CacheKey::key_bytes`] are 0).
-pub trait CacheKey: Clone + Eq + Hash + Ord + Send + Sync + 'static {
-    /// Bytes the key holds on the heap (its inline bytes are `size_of` it).
-    fn key_bytes(&self) -> usize;
-}
+/// A primary key the cache can hold: the raw keys of the tables the handlers read. All are
+/// held inline (byte arrays), so an entry weighs its key by `size_of` alone.
+pub trait CacheKey: Clone + Eq + Hash + Ord + Send + Sync + 'static {}
 
-impl CacheKey for ResolverRecordKey {
-    fn key_bytes(&self) -> usize {
-        0
-    }
-}
-
-impl CacheKey for DomainKey {
-    fn key_bytes(&self) -> usize {
-        0
-    }
-}
-
-impl CacheKey for RegistrationKey {
-    fn key_bytes(&self) -> usize {
-        0
-    }
-}
-
-impl CacheKey for RenewalKey {
-    fn key_bytes(&self) -> usize {
-        0
-    }
-}
-
-impl CacheKey for RawHash {
-    fn key_bytes(&self) -> usize {
-        0
-    }
-}
+impl CacheKey for ResolverRecordKey {}
+impl CacheKey for DomainKey {}
+impl CacheKey for RegistrationKey {}
+impl CacheKey for RenewalKey {}
+impl CacheKey for RawHash {}
 
 /// Bounded cache of one table's rows, by primary key `K`.
 #[derive(Debug)]
@@ -78,11 +51,10 @@ impl<V: RowSize + Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> 
             // admission (TinyLFU) turns away a new key seen fewer times than the entry it
             // would evict: the rows a flush just wrote, the likeliest to be read next.
             .eviction_policy(moka::policy::EvictionPolicy::lru())
-            .weigher(|key: &K, row: &Option<V>| {
+            .weigher(|_: &K, row: &Option<V>| {
                 // A row's size includes its inline part; an absence is just the `Option`.
                 let size = ENTRY_OVERHEAD
                     + size_of::<K>()
-                    + key.key_bytes()
                     + row.as_ref().map_or(size_of::<Option<V>>(), RowSize::row_bytes);
                 u32::try_from(size).unwrap_or(u32::MAX)
             })

@@ -29,9 +29,9 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use sea_orm::DatabaseConnection;
 
 use super::{
-    StoreError, cache::CacheKey, contract_codes::ContractCodes, domain_seq::DomainSeqs,
-    heal_index::NewRows, memory_budget::MemoryBudget, row_chunks::RowChunks, row_size::RowSize,
-    table::load, tables::CachedTables,
+    StoreError, contract_codes::ContractCodes, domain_seq::DomainSeqs, heal_index::NewRows,
+    memory_budget::MemoryBudget, row_chunks::RowChunks, row_size::RowSize, table::load,
+    tables::CachedTables,
 };
 use crate::ChainId;
 
@@ -148,10 +148,8 @@ impl EntityStore {
     pub fn put_domain(&mut self, row: domain::Model) {
         // Whether the name may have changed: the flush rewrites `name` (and the indexes that
         // hold it) only for these rows. Unknown previous versions count as changed.
-        if self.tables.domains.newest_ref(&row.id).is_none_or(|old| old.name != row.name)
-            && self.renamed_domains.insert(row.id.clone())
-        {
-            self.dirty_heap += row.id.key_bytes();
+        if self.tables.domains.newest_ref(&row.id).is_none_or(|old| old.name != row.name) {
+            self.renamed_domains.insert(row.id.clone());
         }
         // Whether the domain is new is not guessed here from the dirty rows and the cache: the
         // cache may have evicted (or never admitted) a stored row, and a stored domain taken for
@@ -253,13 +251,13 @@ impl EntityStore {
     pub fn put_address(&mut self, row: resolver_address::Model) {
         // Counted again when it replaces a row of the same key: an overestimate until the
         // next flush, and replacing an address in one flush window is rare.
-        self.dirty_heap += row.heap_bytes() + row.record_id.key_bytes();
+        self.dirty_heap += row.heap_bytes();
         self.addresses.insert((row.record_id.clone(), row.coin_type), row);
     }
 
     /// Stores a text record (write-only).
     pub fn put_text(&mut self, row: resolver_text::Model) {
-        self.dirty_heap += row.heap_bytes() + row.record_id.key_bytes() + row.key_hash.key_bytes();
+        self.dirty_heap += row.heap_bytes();
         self.texts.insert((row.record_id.clone(), row.key_hash.clone()), row);
     }
 
@@ -268,7 +266,6 @@ impl EntityStore {
     pub fn clear_record_entries(&mut self, record_id: &ResolverRecordKey) {
         self.addresses.retain(|(id, _), _| id != record_id);
         self.texts.retain(|(id, _), _| id != record_id);
-        self.dirty_heap += record_id.key_bytes();
         self.cleared_records.push(record_id.clone());
     }
 }

@@ -14,7 +14,6 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
 use super::{
     EntityStore, StoreError,
-    cache::CacheKey,
     prefetch::PREFETCH_CHUNK,
     table::{map_bytes, set_bytes},
 };
@@ -33,7 +32,6 @@ pub(super) struct NewRows {
 
 impl NewRows {
     pub(super) fn add_domain(&mut self, row: &domain::Model) {
-        self.heap += row.id.key_bytes();
         self.domains.insert(row.id.clone());
         let heap = &mut self.heap;
         let same_label = self.by_label.entry(row.label_hash.clone()).or_insert_with(|| {
@@ -48,9 +46,7 @@ impl NewRows {
 
     /// Bytes held, as [`EntityStore::dirty_bytes`] counts them.
     pub(super) fn add_label(&mut self, label_hash: &RawHash) {
-        if self.labels.insert(label_hash.clone()) {
-            self.heap += label_hash.key_bytes();
-        }
+        self.labels.insert(label_hash.clone());
     }
 
     /// Bytes held, as [`EntityStore::dirty_bytes`] counts them.
@@ -63,7 +59,7 @@ impl NewRows {
 fn push_key(heap: &mut usize, ids: &mut Vec<DomainKey>, id: &DomainKey) {
     let capacity = ids.capacity();
     ids.push(id.clone());
-    *heap += id.key_bytes() + (ids.capacity() - capacity) * size_of::<DomainKey>();
+    *heap += (ids.capacity() - capacity) * size_of::<DomainKey>();
 }
 
 impl EntityStore {

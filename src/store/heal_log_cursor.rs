@@ -4,13 +4,12 @@
 
 use entities::domain::RawHash;
 
-use super::{EntityStore, StoreError, cache::CacheKey, heal_log};
+use super::{EntityStore, StoreError, heal_log};
 
 impl EntityStore {
     /// Records that this chain made `label_hash` known: the flush appends it to the heal
     /// log, from which the other chains rename their domains.
     pub fn log_heal(&mut self, label_hash: RawHash) {
-        self.dirty_heap += label_hash.key_bytes();
         self.heals.push(label_hash);
     }
 

@@ -7,8 +7,6 @@ use entities::{
     resolver_record, resolver_text,
 };
 
-use super::cache::CacheKey;
-
 /// Bytes of a row: its inline size plus what its strings hold on the heap.
 pub trait RowSize: Sized {
     /// Bytes the row's fields hold on the heap (strings, byte vectors), approximately.
@@ -30,8 +28,8 @@ fn opt(s: &Option<String>) -> usize {
 
 impl RowSize for domain::Model {
     fn heap_bytes(&self) -> usize {
-        // The label hash and the addresses are held inline.
-        self.id.key_bytes() + text(&self.name)
+        // The key, the label hash and the addresses are held inline.
+        text(&self.name)
     }
 }
 
@@ -43,8 +41,7 @@ impl RowSize for label::Model {
 
 impl RowSize for registration::Model {
     fn heap_bytes(&self) -> usize {
-        self.id.key_bytes()
-            + text(&self.kind)
+        text(&self.kind)
             + text(&self.registrar)
             + opt(&self.registrant)
             + opt(&self.base_cost)
@@ -55,29 +52,25 @@ impl RowSize for registration::Model {
 
 impl RowSize for renewal::Model {
     fn heap_bytes(&self) -> usize {
-        self.id.key_bytes() + opt(&self.base_cost) + opt(&self.premium) + opt(&self.referrer)
+        opt(&self.base_cost) + opt(&self.premium) + opt(&self.referrer)
     }
 }
 
 impl RowSize for resolver_record::Model {
     fn heap_bytes(&self) -> usize {
-        self.id.key_bytes()
-            + opt(&self.name)
-            + opt(&self.contenthash)
-            + opt(&self.pubkey_x)
-            + opt(&self.pubkey_y)
+        opt(&self.name) + opt(&self.contenthash) + opt(&self.pubkey_x) + opt(&self.pubkey_y)
     }
 }
 
 impl RowSize for resolver_address::Model {
     fn heap_bytes(&self) -> usize {
-        self.record_id.key_bytes() + text(&self.address)
+        text(&self.address)
     }
 }
 
 impl RowSize for resolver_text::Model {
     fn heap_bytes(&self) -> usize {
-        self.record_id.key_bytes() + text(&self.key) + opt(&self.value)
+        text(&self.key) + opt(&self.value)
     }
 }
 

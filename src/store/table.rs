@@ -214,20 +214,17 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     where
         M: RowSize,
     {
-        if self.created.insert(key.clone()) {
-            *heap += key.key_bytes();
-        }
+        self.created.insert(key.clone());
         self.put(key, row, heap);
     }
 
     /// Stores `row` as dirty and keeps `heap`, the dirty set's heap bytes, up to date: a new
-    /// key adds its key, its boxed row and the row's heap, a replaced row the difference of
-    /// the heaps. The map's own slots are counted from its capacity ([`map_bytes`]).
+    /// key adds its boxed row and the row's heap (the key is inline in the map's slot), a
+    /// replaced row the difference of the heaps. The map's own slots are counted from its capacity ([`map_bytes`]).
     pub(super) fn put(&mut self, key: K, row: M, heap: &mut usize)
     where
         M: RowSize,
     {
-        let key_part = key.key_bytes();
         let row_part = row.heap_bytes();
         match self.dirty.get_mut(&key) {
             Some(old) => {
@@ -235,7 +232,7 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
                 **old = row;
             }
             None => {
-                *heap += key_part + size_of::<M>() + row_part;
+                *heap += size_of::<M>() + row_part;
                 self.dirty.insert(key, Box::new(row));
             }
         }
