@@ -20,7 +20,7 @@
 use std::hash::{BuildHasher, Hash};
 
 use entities::{
-    contract_node_key::{CHAIN_BYTES, CONTRACT_NODE_KEY_BYTES},
+    contract_node_key::{ADDRESS_BYTES, NODE_BYTES},
     domain::{self, DomainKey},
     resolver_record::{self, ResolverRecordKey},
 };
@@ -187,16 +187,15 @@ impl<K> StoredKeys<K> {
     }
 }
 
-/// The first and the next chain's first key of `chain` in a key space that begins with the
-/// chain id (domains and resolver records); no end for the last chain id.
-fn chain_range<K>(chain: ChainId, from_slice: fn(&[u8]) -> Option<K>) -> (K, Option<K>) {
-    let key = |chain: u32| {
-        let mut bytes = [0; CONTRACT_NODE_KEY_BYTES];
-        bytes[..CHAIN_BYTES].copy_from_slice(&chain.to_be_bytes());
-        from_slice(&bytes).expect("a key of the key space's width")
-    };
-    let chain = u32::try_from(chain.0).expect("chain ids are checked to fit 32 bits");
-    (key(chain), chain.checked_add(1).map(key))
+/// The first key of `chain` and the first of the next chain, for keys made by `new` (chain,
+/// contract, node: domains and resolver records); no end for the last chain id a key holds.
+fn chain_range<K>(
+    chain: ChainId,
+    new: fn(u64, &[u8; ADDRESS_BYTES], &[u8; NODE_BYTES]) -> K,
+) -> (K, Option<K>) {
+    let first = |chain: u64| new(chain, &[0; ADDRESS_BYTES], &[0; NODE_BYTES]);
+    let next = (chain.0 < u64::from(u32::MAX)).then(|| first(chain.0 + 1));
+    (first(chain.0), next)
 }
 
 /// Builds `table`'s filter of stored keys, when it keeps one and has none yet: every stored
@@ -240,14 +239,14 @@ impl EntityStore {
             &self.db,
             &mut self.tables.domains,
             domain::Column::Id,
-            chain_range(chain, DomainKey::from_slice),
+            chain_range(chain, DomainKey::new),
         )
         .await?;
         know_stored::<resolver_record::Entity>(
             &self.db,
             &mut self.tables.records,
             resolver_record::Column::Id,
-            chain_range(chain, ResolverRecordKey::from_slice),
+            chain_range(chain, ResolverRecordKey::new),
         )
         .await
     }

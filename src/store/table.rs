@@ -175,10 +175,8 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     /// Beside each row, whether [`Table::create`] created it since the last flush began.
     pub(super) fn begin_flush(&mut self) -> (SharedRows<M>, Vec<bool>) {
         let rows = self.inflight.begin(std::mem::take(&mut self.dirty));
-        if let StoredKeys::Known { filter, .. } = &mut self.stored {
-            for row in rows.iter() {
-                filter.insert((self.key_of)(row));
-            }
+        for row in rows.iter() {
+            self.stored.insert((self.key_of)(row));
         }
         let created = std::mem::take(&mut self.created);
         let flags = rows.iter().map(|row| created.contains((self.key_of)(row))).collect();
