@@ -24,13 +24,7 @@ impl EntityStore {
                 mark
             }
         };
-        let heals = heal_log::read_after(&self.db, mark).await?;
-        // Each logged label was stored in the transaction that logged it: the filter of the
-        // stored labels learns it before anything reads it (`super::key_filter`).
-        for heal in &heals {
-            self.tables.labels.stored.insert(&heal.label_hash);
-        }
-        Ok(heals)
+        heal_log::read_after(&self.db, mark).await
     }
 
     /// Moves this chain's mark in the heal log to `seq`; the next flush stores it with the

@@ -1,43 +1,27 @@
-//! [`KeyFilter`]: the keys one table holds, as the store's chain knows them, in a Bloom
-//! filter, so that a key known never stored is known absent without a query.
+//! [`KeyFilter`]: the keys one table holds for the store's chain, as a Bloom filter, so that
+//! a key the chain never stored is known absent without a query.
 //!
 //! In a backfill many of the keys a batch reads are new: the node a `NewOwner` creates, the
-//! record a resolver's first event for a node opens, the label of a name never seen (at 5M
-//! events, about 40% of the domain and record keys the prefetch asked the database for, and
-//! nearly every label it asked for). Each was an index probe that found nothing before its
-//! handler created it. A filter holds the keys stored when the store first reads (one scan,
-//! [`KeyFilter::scan`]) and every key it flushes after; a key it does not hold is not stored.
-//! A key it holds is read as before: so is about one absent key in a hundred, at ten bits a
-//! key.
-//!
-//! That rests on knowing every writer of the table:
-//! - Domains and resolver records are written by their chain's store alone (their keys begin
-//!   with the chain id), so the scan covers the chain's key range and a key outside it
-//!   (another chain's) is always read.
-//! - Labels are shared: other chains and label imports store them too. Each of those writes
-//!   logs the labels it makes known in the heal log ([`super::heal_log`]) in the same
-//!   transaction, and the store adds every label it reads there to its filter
-//!   (`EntityStore::unapplied_heals`) before renaming anything with it. A label another
-//!   writer stored and did not log is one no name renders (unknown, or not normalized): taken
-//!   for absent, the chain writes its own unknown row for it, which keeps the stored one's
-//!   label, and renders its names as `[hash]`, as it would have with the row read. A chain
-//!   registers its mark in the log before its first read, so a label is either stored when
-//!   the scan reads the table or logged after.
+//! record a resolver's first event for a node opens (at 5M events, about 40% of the keys the
+//! prefetch asked the database for). Each was an index probe that found nothing before its
+//! handler created it. Domains and resolver records are written by their chain's store alone
+//! (their keys begin with the chain id), so the store can know every key of its chain that
+//! exists: those stored when it first reads (one scan of the chain's key range,
+//! [`KeyFilter::scan`]) and those it flushes after. A key the filter does not hold is not
+//! stored. A key it holds is read as before: so is about one absent key in a hundred, at ten
+//! bits a key.
 //!
 //! Its bits are a fixed share of the memory budget
 //! ([`super::memory_budget::MemoryBudget`]): past the keys it was sized for it answers "maybe
-//! stored" more often, never wrongly, and a table with more than [`SCAN_LIMIT_FACTOR`] times
-//! those keys stored keeps no filter (`StoredKeys::Off`): a scan of a huge label table (a
-//! rainbow table imported) would cost more than a filter that full could save. Rows deleted
-//! (a reorg undoing their creation) leave their keys behind, which costs the same. A reorg's
-//! rollback is written beside the store, so the pipeline that follows starts with a new one.
+//! stored" more often, never wrongly. Rows deleted (a reorg undoing their creation) leave
+//! their keys behind, which costs the same. A reorg's rollback is written beside the store,
+//! so the pipeline that follows starts with a new one.
 
 use std::hash::{BuildHasher, Hash};
 
 use entities::{
     contract_node_key::{ADDRESS_BYTES, NODE_BYTES},
     domain::{self, DomainKey},
-    label::{self, RawHash},
     resolver_record::{self, ResolverRecordKey},
 };
 use futures::TryStreamExt;
@@ -47,11 +31,6 @@ use sea_orm::{
 
 use super::{EntityStore, StoreError, table::Table, tables::WriteBehind};
 use crate::ChainId;
-
-/// A scan that finds more than this many times the keys a filter was sized for gives up:
-/// at twice its keys a filter still tells about two absent keys in three; far past them it
-/// tells almost none, and the scan would have read every key for nothing.
-pub const SCAN_LIMIT_FACTOR: u64 = 2;
 
 /// Bits a block holds: one cache line, so a lookup reads one line of memory.
 const BLOCK_WORDS: usize = 8;
@@ -97,11 +76,6 @@ impl KeyFilter {
         size_of_val(&*self.blocks)
     }
 
-    /// Keys it holds at a false-positive rate near 1% (ten bits a key).
-    pub fn capacity(&self) -> u64 {
-        self.bytes() as u64 * 8 / 10
-    }
-
     /// Keys added so far (a key added twice counts twice).
     pub fn added(&self) -> u64 {
         self.added
@@ -133,15 +107,14 @@ impl KeyFilter {
     }
 
     /// Adds every key of `E` from `from` (inclusive) to `to` (exclusive; no end when `None`),
-    /// read in key order from the primary key's index. Returns how many it read, or `None`
-    /// once it has read more than `limit` (the filter then holds only some of them).
+    /// read in key order from the primary key's index. Returns how many it read.
     pub async fn scan<E, K>(
         &mut self,
         db: &DatabaseConnection,
         column: E::Column,
-        (from, to): (K, Option<K>),
-        limit: u64,
-    ) -> Result<Option<u64>, StoreError>
+        from: K,
+        to: Option<K>,
+    ) -> Result<u64, StoreError>
     where
         E: EntityTrait,
         K: Hash + Into<sea_orm::Value> + TryGetableMany + Send + Sync + 'static,
@@ -154,13 +127,10 @@ impl KeyFilter {
             query.into_tuple::<K>().stream(db).await.map_err(StoreError::db("scan stored keys"))?;
         let mut read = 0;
         while let Some(key) = keys.try_next().await.map_err(StoreError::db("scan stored keys"))? {
-            if read == limit {
-                return Ok(None);
-            }
             self.insert(&key);
             read += 1;
         }
-        Ok(Some(read))
+        Ok(read)
     }
 }
 
@@ -245,19 +215,7 @@ where
     }
     let started = std::time::Instant::now();
     let mut filter = KeyFilter::with_bytes(table.filter_bytes);
-    let limit = filter.capacity().saturating_mul(SCAN_LIMIT_FACTOR);
-    let Some(stored) =
-        filter.scan::<E, E::Key>(db, column, (from.clone(), to.clone()), limit).await?
-    else {
-        tracing::info!(
-            target: "store::keys",
-            entity = E::NAME,
-            limit,
-            "More keys stored than the filter holds: every key is read"
-        );
-        table.stored = StoredKeys::Off;
-        return Ok(());
-    };
+    let stored = filter.scan::<E, E::Key>(db, column, from.clone(), to.clone()).await?;
     for key in table.uncommitted_keys() {
         filter.insert(key);
     }
@@ -289,14 +247,6 @@ impl EntityStore {
             &mut self.tables.records,
             resolver_record::Column::Id,
             chain_range(chain, ResolverRecordKey::new),
-        )
-        .await?;
-        // Every chain's labels: the other writers' later ones come through the heal log.
-        know_stored::<label::Entity>(
-            &self.db,
-            &mut self.tables.labels,
-            label::Column::LabelHash,
-            (RawHash::new([0; 32]), None),
         )
         .await
     }

@@ -159,16 +159,13 @@ impl EntityStore {
 mod tests {
     use entities::{
         contract_node_key::{ADDRESS_BYTES, NODE_BYTES},
-        label, resolver_record,
+        resolver_record,
     };
 
     use super::*;
     use crate::{
         ChainId,
-        store::{
-            Checkpoint, database,
-            key_filter::{KeyFilter, SCAN_LIMIT_FACTOR, StoredKeys},
-        },
+        store::{Checkpoint, database},
     };
 
     fn record(node: u16) -> resolver_record::Model {
@@ -278,88 +275,5 @@ mod tests {
         assert!(reader.tables.records.stored.may_hold(&record(7_001).id));
         assert!(reader.tables.key_filter_bytes() > 0);
         assert!(reader.tables.key_filter_bytes() <= (1 << 20) / 64);
-    }
-
-    /// A chain with more stored keys than its filter could tell apart keeps none: every key
-    /// is read, and every stored row found.
-    #[tokio::test]
-    async fn a_table_past_twice_its_filter_keeps_none() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let url = format!("sqlite://{}?mode=rwc", dir.path().join("full.sqlite").display());
-        let db = database::connect(&url).await.expect("database");
-        let budget = 1 << 20;
-        let mut writer = EntityStore::new(db.clone(), ChainId(1), budget);
-        let capacity = KeyFilter::with_bytes(writer.tables.records.filter_bytes).capacity();
-        let stored = u16::try_from(capacity * SCAN_LIMIT_FACTOR + 1).expect("a small filter");
-        for n in 0..stored {
-            writer.create_record(record(n));
-        }
-        flush(&mut writer, 1, 1).await;
-
-        let mut reader = EntityStore::new(db, ChainId(1), budget);
-        let keys = PrefetchKeys {
-            records: (0..stored).map(|n| record(n).id).collect(),
-            ..Default::default()
-        };
-        assert_eq!(reader.prefetch(keys).await.expect("prefetch"), usize::from(stored));
-        assert!(matches!(reader.tables.records.stored, StoredKeys::Off));
-        // The domains' filter, with nothing stored, is built as usual.
-        assert!(matches!(reader.tables.domains.stored, StoredKeys::Known { .. }));
-    }
-
-    fn known_label(n: u16) -> label::Model {
-        let mut hash = [0; 32];
-        hash[..2].copy_from_slice(&n.to_be_bytes());
-        label::Model {
-            label_hash: RawHash::new(hash),
-            label: Some(format!("l{n}")),
-            normalized: true,
-        }
-    }
-
-    /// Labels are shared: the filter holds every chain's stored labels when it is built, and
-    /// learns a label another writer stores later from the heal log, before the chain
-    /// renames anything with it.
-    #[tokio::test]
-    async fn labels_other_writers_store_are_learned_from_the_heal_log() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let url = format!("sqlite://{}?mode=rwc", dir.path().join("labels.sqlite").display());
-        let db = database::connect(&url).await.expect("database");
-        let mut other = EntityStore::new(db.clone(), ChainId(1), 1 << 20);
-        for n in (0..2_000).step_by(2) {
-            other.put_label(known_label(n), true);
-        }
-        flush(&mut other, 1, 1).await;
-
-        // Chain 2 registers its place in the heal log before it reads any label, as its
-        // handler does before every batch.
-        let mut reader = EntityStore::new(db, ChainId(2), 1 << 20);
-        assert!(reader.unapplied_heals().await.expect("heal log").is_empty());
-        let asked: Vec<_> = (0..2_000).map(known_label).collect();
-        let keys = PrefetchKeys {
-            labels: asked.iter().map(|l| l.label_hash.clone()).collect(),
-            ..Default::default()
-        };
-        assert_eq!(reader.prefetch(keys).await.expect("prefetch"), 1_000);
-        let table = &reader.tables.labels;
-        for (n, label) in asked.iter().enumerate() {
-            let pinned = table.batch.get(&label.label_hash).cloned();
-            assert_eq!(pinned, Some((n % 2 == 0).then(|| label.clone())), "label {n}");
-        }
-        let read_absent = table.loaded.len() - 1_000;
-        assert!(read_absent < 20, "{read_absent} of 1000 absent labels read");
-        reader.end_batch();
-
-        // Chain 1 makes a label known and logs it, since chain 2 reads the log.
-        let late = known_label(9_001);
-        other.put_label(late.clone(), true);
-        other.log_heal(late.label_hash.clone());
-        flush(&mut other, 1, 2).await;
-        assert!(!reader.tables.labels.stored.may_hold(&late.label_hash), "not seen yet");
-        let heals = reader.unapplied_heals().await.expect("heal log");
-        assert_eq!(heals.iter().map(|h| &h.label_hash).collect::<Vec<_>>(), [&late.label_hash]);
-        let keys = PrefetchKeys { labels: vec![late.label_hash.clone()], ..Default::default() };
-        assert_eq!(reader.prefetch(keys).await.expect("prefetch"), 1);
-        assert_eq!(reader.tables.labels.batch.get(&late.label_hash), Some(&Some(late)));
     }
 }

@@ -56,9 +56,9 @@ pub trait WriteBehind: EntityTrait<Model: RowSize + Clone + Send + Sync + 'stati
     const NAME: &'static str;
     /// Its share of the read cache, in percent (the handlers read domains most).
     const CACHE_PERCENT: u64;
-    /// Its share of the key filters' bytes, in percent: 0 for a table without one
-    /// (registrations and renewals, which are read only through a domain that points at them
-    /// or after the event that created them).
+    /// Its share of the key filters' bytes, in percent: 0 for a table without one (labels,
+    /// which other chains and imports store too; registrations and renewals, which are read
+    /// only through a domain that points at them or after the event that created them).
     const KEY_FILTER_PERCENT: u64;
     /// Its name in the reorg journal; `None` for a table a reorg leaves alone.
     const JOURNAL: Option<&'static str>;
@@ -108,8 +108,7 @@ impl WriteBehind for label::Entity {
     type Key = RawHash;
     const NAME: &'static str = "label";
     const CACHE_PERCENT: u64 = 20;
-    // As many labels as domains: a domain's creation makes its label's row.
-    const KEY_FILTER_PERCENT: u64 = 40;
+    const KEY_FILTER_PERCENT: u64 = 0;
     // A label is knowledge about a hash, shared by every chain: a reorg never unlearns it.
     const JOURNAL: Option<&'static str> = None;
     const KNOWS_CREATED: bool = false;
@@ -149,7 +148,7 @@ impl WriteBehind for domain::Entity {
     type Key = DomainKey;
     const NAME: &'static str = "domain";
     const CACHE_PERCENT: u64 = 40;
-    const KEY_FILTER_PERCENT: u64 = 40;
+    const KEY_FILTER_PERCENT: u64 = 50;
     const JOURNAL: Option<&'static str> = Some("domains");
     const KNOWS_CREATED: bool = true;
 
@@ -290,7 +289,7 @@ plain_table!(
     ResolverRecordKey,
     "resolver_record",
     20,
-    20,
+    50,
     "resolver_records",
     id,
     true
