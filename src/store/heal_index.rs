@@ -44,7 +44,8 @@ impl NewRows {
         }
     }
 
-    /// Bytes held, as [`EntityStore::dirty_bytes`] counts them.
+    /// Remembers that `label_hash` was stored since the last commit: it labels no stored
+    /// domain, so [`EntityStore::domains_with_labels`] does not look for one.
     pub(super) fn add_label(&mut self, label_hash: &RawHash) {
         self.labels.insert(label_hash.clone());
     }

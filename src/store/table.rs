@@ -218,7 +218,8 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
 
     /// Stores `row` as dirty and keeps `heap`, the dirty set's heap bytes, up to date: a new
     /// key adds its boxed row and the row's heap (the key is inline in the map's slot), a
-    /// replaced row the difference of the heaps. The map's own slots are counted from its capacity ([`map_bytes`]).
+    /// replaced row the difference of the heaps. The map's own slots are counted from its
+    /// capacity ([`map_bytes`]).
     pub(super) fn put(&mut self, key: K, row: M, heap: &mut usize)
     where
         M: RowSize,
