@@ -50,21 +50,19 @@ impl<K: Ord + Hash, M> InFlight<K, M> {
         self.rows.clone()
     }
 
-    /// The flush committed: its rows are the database's now. Returns them in key order,
+    /// The flush committed: its rows are the database's now. Returns them with their keys,
     /// moved out when the writer has let go of its share (it has once its write returned),
     /// copied otherwise.
-    pub fn complete(&mut self) -> Vec<M>
+    pub fn complete(&mut self) -> impl Iterator<Item = (K, M)> + use<K, M>
     where
+        K: Clone,
         M: Clone,
     {
         let rows = std::mem::replace(&mut self.rows, Arc::new(Vec::new()));
         self.index = SlotIndex::default();
-        Arc::try_unwrap(rows).unwrap_or_else(|shared| shared.as_ref().clone())
-    }
-
-    /// How the key of a row is read.
-    pub fn key_of(&self) -> fn(&M) -> &K {
-        self.key_of
+        let rows = Arc::try_unwrap(rows).unwrap_or_else(|shared| shared.as_ref().clone());
+        let key_of = self.key_of;
+        rows.into_iter().map(move |row| (key_of(&row).clone(), row))
     }
 
     /// Takes the rows out, leaving nothing in flight: for a committed flush whose rows are
@@ -156,7 +154,7 @@ mod tests {
         assert!(!in_flight.contains_key("0"));
         // The writer still holds its share: the rows come back as copies and stay its own.
         let completed: Vec<(String, u32)> =
-            in_flight.complete().into_iter().map(|row| (row.key, row.value)).collect();
+            in_flight.complete().map(|(key, row)| (key, row.value)).collect();
         assert_eq!(completed, [("a".into(), 1), ("b".into(), 2), ("c".into(), 3), ("e".into(), 5)]);
         assert!(in_flight.is_empty());
         assert!(!in_flight.contains_key("a"));
@@ -183,7 +181,7 @@ mod tests {
             assert!(!in_flight.contains_key(format!("key-{value}").as_str()));
         }
         drop(rows);
-        assert_eq!(in_flight.complete().len(), 10_000);
+        assert_eq!(in_flight.complete().count(), 10_000);
         assert!(!in_flight.contains_key("key-1"));
     }
 
@@ -195,11 +193,11 @@ mod tests {
         let rows = in_flight.begin(dirty);
         let buffer = rows[0].key.as_ptr();
         drop(rows);
-        let completed: Vec<Row> = in_flight.complete();
+        let completed: Vec<(String, Row)> = in_flight.complete().collect();
         assert_eq!(completed.len(), 1);
-        assert_eq!(completed[0].value, 7);
+        assert_eq!(completed[0].1.value, 7);
         assert!(in_flight.is_empty());
         // Moved, not copied: nothing else held the vector, so the row keeps its buffers.
-        assert_eq!(completed[0].key.as_ptr(), buffer);
+        assert_eq!(completed[0].1.key.as_ptr(), buffer);
     }
 }

@@ -194,12 +194,10 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     /// hold the newest version and the cache is not read, so a row enters the cache once
     /// per flush rather than at every change (a domain changes several times in a flush;
     /// the inserts were an eighth of the handler thread's profile).
-    pub(super) fn cache_committed(&mut self, mut committed: InFlight<K, M>)
-    where
-        M: RowSize,
-    {
-        let key_of = committed.key_of();
-        self.cache.insert_committed(committed.complete(), key_of);
+    pub(super) fn cache_committed(&mut self, mut committed: InFlight<K, M>) {
+        for (key, row) in committed.complete() {
+            self.cache.insert(key, Some(row));
+        }
     }
 
     /// Keys of the rows not committed yet (dirty and in flight): a filter of the stored keys
