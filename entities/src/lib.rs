@@ -47,4 +47,5 @@ pub mod resolver_record_key;
 pub mod resolver_text;
 pub mod reverse_registrar;
 pub mod rpc_cache;
+pub mod search_text;
 pub mod text_form;

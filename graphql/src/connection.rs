@@ -310,8 +310,12 @@ async fn common_text_estimated(
 }
 
 /// Whether more than `limit` names hold the trigrams of `text` (SQLite's trigram index,
-/// read without the rows).
+/// read without the rows). A text the names' search texts do not answer for counts as common:
+/// every name is tested for it, and walking the name index stops once the page is full.
 async fn common_text(db: &DatabaseConnection, text: &str, limit: u64) -> Result<bool, Error> {
+    if !entities::search_text::is_searchable(text) {
+        return Ok(true);
+    }
     let count = sea_orm::Statement::from_sql_and_values(
         DbBackend::Sqlite,
         "SELECT count(*) AS n FROM (SELECT rowid FROM domains_name_fts \

@@ -2,10 +2,10 @@
 //! each engine (name searches through the name indexes and the trigram indexes).
 
 use entities::domain::{self, RawAddress};
-use entities::domain_key::DomainKey;
+use entities::{domain_key::DomainKey, search_text};
 use sea_orm::{
     ColumnTrait, Condition, DbBackend,
-    sea_query::{Expr, LikeExpr, SimpleExpr},
+    sea_query::{Expr, ExprTrait, LikeExpr, SimpleExpr},
 };
 
 use crate::{
@@ -172,35 +172,43 @@ pub(crate) fn escape_like(text: &str) -> String {
     text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
 }
 
-/// Names containing `text`, through each engine's trigram index: PostgreSQL's `pg_trgm` GIN
-/// index serves `LIKE '%text%'` itself. On SQLite the FTS5 trigram table `domains_name_fts`
-/// (kept in step with `domains` by the flushes that write names) keeps which names hold each
-/// trigram but not where (`detail='none'`, a fraction of the size), so it answers only
-/// whether a name holds every trigram of `text`: those rowids are candidates, and `instr`
-/// keeps the names that hold `text` itself (the API lowercased it already). Trigrams are
-/// matched as terms, not as a `LIKE` pattern, so a `%` or `_` in `text` is a character like
-/// any other and never a wildcard that would make the trigram table scan every name.
+/// Names containing `text`, through each engine's trigram index of the names' search texts
+/// ([`search_text`]) when `text` is one the search text answers for, and by testing the names
+/// themselves when it is not (a text of hex digits may lie inside a `[labelhash]`, which the
+/// search text leaves out). PostgreSQL's `pg_trgm` GIN index serves `LIKE '%text%'` on the
+/// search text's expression itself. On SQLite the FTS5 trigram table `domains_name_fts` (kept
+/// in step with `domains` by the flushes that write names) keeps which search texts hold each
+/// trigram but not where (`detail='none'`, a fraction of the size), so it answers only whether
+/// a name holds every trigram of `text`: those rowids are candidates, and `instr` keeps the
+/// names that hold `text` itself (the API lowercased it already). Trigrams are matched as
+/// terms, not as a `LIKE` pattern, so a `%` or `_` in `text` is a character like any other and
+/// never a wildcard that would make the trigram table scan every name.
 fn contains(text: &str, backend: DbBackend) -> SimpleExpr {
+    if !search_text::is_searchable(text) {
+        return contains_scanned(text, backend);
+    }
     match backend {
         DbBackend::Sqlite => Expr::cust_with_values(
             "domains.rowid IN (SELECT rowid FROM domains_name_fts WHERE domains_name_fts MATCH ?) \
              AND instr(domains.name, ?) > 0",
             [trigram_query(text), text.to_owned()],
         ),
-        _ => domain::Column::Name
+        // Written out as the index's expression (custom SQL is copied as it is).
+        _ => Expr::cust(search_text::postgres("\"domains\".\"name\""))
             .like(LikeExpr::new(format!("%{}%", escape_like(text))).escape('\\')),
     }
 }
 
-/// `contains` tested on each name the plan reads: on SQLite without the trigram index, so
-/// that a walk of a name index tests the names it holds; PostgreSQL's planner chooses between
-/// its trigram and name indexes itself.
+/// `contains` tested on each name the plan reads, without a trigram index: a walk of a name
+/// index tests the names it holds (on PostgreSQL, the planner also reads every name this way
+/// when `text` is not one the search text answers for).
 fn contains_scanned(text: &str, backend: DbBackend) -> SimpleExpr {
     match backend {
         DbBackend::Sqlite => {
             Expr::cust_with_values("instr(domains.name, ?) > 0", [text.to_owned()])
         }
-        _ => contains(text, backend),
+        _ => domain::Column::Name
+            .like(LikeExpr::new(format!("%{}%", escape_like(text))).escape('\\')),
     }
 }
 

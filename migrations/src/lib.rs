@@ -13,6 +13,7 @@ mod m20261202_000001_baseline;
 mod m20261203_000001_owner_indexes;
 mod m20261204_000001_name_statistics;
 mod m20261205_000001_name_search_by_flush;
+mod m20261207_000001_name_search_text;
 
 /// Applies the migrations in order.
 #[derive(Debug)]
@@ -26,6 +27,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261203_000001_owner_indexes::Migration),
             Box::new(m20261204_000001_name_statistics::Migration),
             Box::new(m20261205_000001_name_search_by_flush::Migration),
+            Box::new(m20261207_000001_name_search_text::Migration),
         ]
     }
 }

@@ -1,5 +1,6 @@
-//! SQLite's name search (`domains_name_fts`, an FTS5 trigram table over `domains.name`), kept
-//! in step with `domains` by the statements that change names, a flush's worth at a time.
+//! SQLite's name search (`domains_name_fts`, an FTS5 trigram table over the names' search
+//! texts, [`entities::search_text`]), kept in step with `domains` by the statements that change
+//! names, a flush's worth at a time.
 //!
 //! Triggers kept it in step before, one name per row written. FTS5 writes the terms it holds
 //! to a new segment of its index at every savepoint, and a multi-row upsert whose trigger
@@ -15,7 +16,7 @@
 //! ([`super::journal`]). PostgreSQL's trigram search is an ordinary index, kept by the
 //! database: every function here is a no-op there.
 
-use entities::domain::DomainKey;
+use entities::{domain::DomainKey, search_text};
 use sea_orm::{ConnectionTrait, DatabaseBackend, Statement, Value};
 
 use super::StoreError;
@@ -45,10 +46,15 @@ pub async fn last_row<C: ConnectionTrait>(db: &C) -> Result<i64, StoreError> {
 /// Removes the stored names of `ids` from the name search, before they are overwritten or
 /// deleted. Keys with no stored row are ignored.
 pub async fn forget<C: ConnectionTrait>(db: &C, ids: &[&DomainKey]) -> Result<(), StoreError> {
+    // FTS5 removes the terms of the text it is given, which must be the one it indexed.
     for_keys(
         db,
-        "INSERT INTO domains_name_fts(domains_name_fts, rowid, name) \
-         SELECT 'delete', rowid, name FROM domains WHERE id IN",
+        |keys| {
+            format!(
+                "INSERT INTO domains_name_fts(domains_name_fts, rowid, name) {}",
+                search_text::sqlite_rows("'delete', rid, text", &format!("id IN {keys}"))
+            )
+        },
         None,
         ids,
         "forget names",
@@ -70,15 +76,22 @@ pub async fn index<C: ConnectionTrait>(
     }
     db.execute_raw(Statement::from_sql_and_values(
         DatabaseBackend::Sqlite,
-        "INSERT INTO domains_name_fts(rowid, name) SELECT rowid, name FROM domains WHERE rowid > ?",
+        format!(
+            "INSERT INTO domains_name_fts(rowid, name) {}",
+            search_text::sqlite_rows("rid, text", "rowid > ?")
+        ),
         [last.into()],
     ))
     .await
     .map_err(StoreError::db("index new names"))?;
     for_keys(
         db,
-        "INSERT INTO domains_name_fts(rowid, name) \
-         SELECT rowid, name FROM domains WHERE rowid <= ? AND id IN",
+        |keys| {
+            format!(
+                "INSERT INTO domains_name_fts(rowid, name) {}",
+                search_text::sqlite_rows("rid, text", &format!("rowid <= ? AND id IN {keys}"))
+            )
+        },
         Some(last),
         renamed,
         "index renamed names",
@@ -86,10 +99,11 @@ pub async fn index<C: ConnectionTrait>(
     .await
 }
 
-/// Runs `head (?, …)` over `ids` in fixed-size chunks, binding `bound` first if there is one.
+/// Runs `statement((?, …))` over `ids` in fixed-size chunks, binding `bound` first if there is
+/// one.
 async fn for_keys<C: ConnectionTrait>(
     db: &C,
-    head: &str,
+    statement: impl Fn(&str) -> String,
     bound: Option<i64>,
     ids: &[&DomainKey],
     op: &'static str,
@@ -99,7 +113,7 @@ async fn for_keys<C: ConnectionTrait>(
     }
     for chunk in ids.chunks(KEYS_PER_STATEMENT) {
         let keys = chunk.len().next_power_of_two();
-        let sql = format!("{head} ({})", vec!["?"; keys].join(", "));
+        let sql = statement(&format!("({})", vec!["?"; keys].join(", ")));
         let pad = chunk.last().into_iter().cycle().take(keys - chunk.len());
         let values: Vec<Value> = bound
             .map(Value::from)

@@ -26,6 +26,7 @@ mod label_heal;
 mod long_names;
 mod metrics;
 mod multichain;
+mod name_search;
 mod operations;
 mod ordering;
 mod playground;

@@ -11,6 +11,7 @@
 //! as The Graph's do.
 
 use async_graphql::{Name, Value};
+use entities::search_text;
 use sea_orm::DbBackend;
 
 use super::{
@@ -260,10 +261,15 @@ impl<'a> Compiler<'a> {
                 // does, and the name index finds them without reading a label.
                 name_prefix(&mut sql, alias, text);
             }
-            ("Domain", "name", Op::Contains) if text.chars().count() >= 3 => {
+            // A text the names' search texts answer for; any other is tested against each name
+            // by the generic form.
+            ("Domain", "name", Op::Contains)
+                if text.chars().count() >= 3 && search_text::is_searchable(text) =>
+            {
                 if backend == DbBackend::Postgres {
                     let pattern = format!("%{}%", crate::domain_filter::escape_like(text));
-                    sql.push(&format!("{alias}.name LIKE ")).bind(pattern).push(" ESCAPE '\\'");
+                    let searched = search_text::postgres(&format!("{alias}.name"));
+                    sql.push(&format!("{searched} LIKE ")).bind(pattern).push(" ESCAPE '\\'");
                 } else {
                     sql.push(&format!(
                         "{alias}.rowid IN (SELECT rowid FROM domains_name_fts WHERE domains_name_fts MATCH "
