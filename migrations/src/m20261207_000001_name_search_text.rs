@@ -54,12 +54,16 @@ impl MigrationTrait for Migration {
         match manager.get_database_backend() {
             DatabaseBackend::Postgres => {
                 replace_trigram_index(db, POSTGRES_INDEX).await?;
-                // The finer sample `domains.name` has, for the expression the search reads.
+                // The finer sample `domains.name` has, for the expression the search reads, and
+                // the expression's statistics now: PostgreSQL keeps them only from an ANALYZE
+                // run after its index exists, and without them the planner guesses how many
+                // names hold a text.
                 if trigram_index_exists(db).await? {
                     db.execute_unprepared(
                         "ALTER INDEX domains_name_trgm ALTER COLUMN 1 SET STATISTICS 1000",
                     )
                     .await?;
+                    db.execute_unprepared("ANALYZE domains").await?;
                 }
             }
             _ => {

@@ -195,6 +195,14 @@ async fn a_search_of_names_moves_to_search_texts(backend: Backend) {
         let (definition, target) = postgres_trigram_index(&db).await.expect("built again");
         assert!(definition.contains("regexp_replace(name"), "{definition}");
         assert_eq!(target, 1000, "the expression's statistics target");
+        let analyzed = db
+            .query_one_raw(Statement::from_string(
+                sea_orm::DatabaseBackend::Postgres,
+                "SELECT 1 AS x FROM pg_stats WHERE tablename = 'domains_name_trgm'",
+            ))
+            .await
+            .unwrap();
+        assert!(analyzed.is_some(), "the expression has statistics");
         // The API's condition is served by it.
         let condition = entities::search_text::postgres("domains.name");
         let txn = sea_orm::TransactionTrait::begin(&db).await.unwrap();
