@@ -1,8 +1,9 @@
-//! The name search indexes names without their labelhashes' digits, and still finds every
-//! name holding a text: through the index for a text it answers for, by testing the names for
-//! hex digits and brackets (which may lie inside a `[labelhash]`), on both engines, in the
-//! Omnigraph (both plans) and the subgraph API. A database whose name search indexed the names
-//! themselves is moved to the search texts by its migration, deferred index or not.
+//! The name search indexes names without their labelhashes' digits (each engine's search text
+//! is the one `entities::search_text` defines), and still finds every name holding a text:
+//! through the index for a text it answers for, by testing the names for hex digits and
+//! brackets (which may lie inside a `[labelhash]`), on both engines, in the Omnigraph (both
+//! plans) and the subgraph API. A database whose name search indexed the names themselves is
+//! moved to the search texts by its migration, deferred index or not.
 
 use ensemble::store::{
     database::{WalBound, connect, writer_connection},
@@ -152,6 +153,23 @@ async fn texts_inside_labelhashes_are_found(backend: Backend) {
         Checkpoint { chain_id: ensemble::ChainId(1), block_number: 1, block_hash: "0x01".into() };
     write(&writer, &changes, &checkpoint, None, WalBound::Truncate).await.unwrap();
     assert!(support::name_search_matches(&db).await, "the search holds every search text");
+    // Each engine's search text is the one its definition gives.
+    let sql = match backend {
+        Backend::Postgres => {
+            format!("SELECT name, {} AS text FROM domains", entities::search_text::postgres("name"))
+        }
+        Backend::Sqlite => "SELECT d.name AS name, s.name AS text FROM domains d \
+                            JOIN domains_search_text s ON s.rid = d.rowid"
+            .to_owned(),
+    };
+    let texts = db.query_all_raw(Statement::from_string(db.get_database_backend(), sql)).await;
+    let texts = texts.unwrap();
+    assert_eq!(texts.len(), names().len());
+    for row in texts {
+        let name: String = row.try_get("", "name").unwrap();
+        let text: String = row.try_get("", "text").unwrap();
+        assert_eq!(text, entities::search_text::of(&name), "{name}");
+    }
     every_search_finds_every_holder(&db).await;
 }
 
