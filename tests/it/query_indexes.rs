@@ -154,3 +154,64 @@ async fn a_fresh_database_builds_its_indexes_once_caught_up_and_a_restart_keeps_
     assert_eq!(present(&service.db).await, built);
     service.stop().await;
 }
+
+/// Names of the `domains` indexes keyed by an expression, and of those whose expression
+/// PostgreSQL holds statistics of.
+async fn expression_statistics(db: &DatabaseConnection) -> (Vec<String>, Vec<String>) {
+    let names = |sql: &str| {
+        let sql = sql.to_owned();
+        async move {
+            db.query_all_raw(Statement::from_string(DatabaseBackend::Postgres, sql))
+                .await
+                .expect("catalog")
+                .into_iter()
+                .map(|r| r.try_get::<String>("", "name").expect("name"))
+                .collect::<Vec<String>>()
+        }
+    };
+    let expressions = names(
+        "SELECT c.relname::text AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+         WHERE i.indrelid = 'domains'::regclass AND i.indexprs IS NOT NULL ORDER BY 1",
+    )
+    .await;
+    let analyzed = names(
+        "SELECT DISTINCT s.tablename::text AS name FROM pg_stats s \
+         JOIN pg_class c ON c.relname = s.tablename JOIN pg_index i ON i.indexrelid = c.oid \
+         WHERE i.indrelid = 'domains'::regclass ORDER BY 1",
+    )
+    .await;
+    (expressions, analyzed)
+}
+
+/// PostgreSQL analyzes `domains` beside the other tables' builds: only once every `domains`
+/// index exists, so that the planner has the statistics of each index's expression.
+#[actix_rt::test]
+async fn a_postgres_build_analyzes_domains_after_its_expression_indexes() {
+    let db = TestDb::new(Backend::Postgres).await;
+    let conn = ensemble::store::database::connect(&db.url).await.expect("connect");
+    assert!(defer(&conn).await.expect("defer") >= 16);
+    conn.execute_unprepared(
+        "INSERT INTO domains (id, chain_id, label_hash, name, depth, registration_count, \
+         created_block, created_at, seq, parent_seq, owner) \
+         SELECT decode(lpad(to_hex(g), 64, '0'), 'hex'), 1, decode(md5(g::text), 'hex'), \
+         'name' || g || '.eth', 2, 0, 1, 1, g, 1, decode(lpad(to_hex(g % 7), 40, '0'), 'hex') \
+         FROM generate_series(1, 3000) g",
+    )
+    .await
+    .expect("domains");
+    assert!(build(&conn).await.expect("build") >= 16);
+    let (expressions, analyzed) = expression_statistics(&conn).await;
+    for name in ["domains_name_seq", "domains_node", "domains_name_trgm"] {
+        assert!(expressions.contains(&name.to_owned()), "{name} is keyed by an expression");
+    }
+    assert_eq!(analyzed, expressions, "statistics of every index expression");
+    let row = conn
+        .query_one_raw(Statement::from_string(
+            DatabaseBackend::Postgres,
+            "SELECT count(*) AS n FROM pg_stats WHERE tablename = 'domains' AND attname = 'name'",
+        ))
+        .await
+        .expect("statistics")
+        .expect("a row");
+    assert_eq!(row.try_get::<i64>("", "n").expect("n"), 1, "the names' statistics");
+}
