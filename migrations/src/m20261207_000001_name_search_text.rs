@@ -53,12 +53,11 @@ impl MigrationTrait for Migration {
         let db = manager.get_connection();
         match manager.get_database_backend() {
             DatabaseBackend::Postgres => {
-                replace_trigram_index(db, POSTGRES_INDEX).await?;
                 // The finer sample `domains.name` has, for the expression the search reads, and
                 // the expression's statistics now: PostgreSQL keeps them only from an ANALYZE
                 // run after its index exists, and without them the planner guesses how many
                 // names hold a text.
-                if trigram_index_exists(db).await? {
+                if replace_trigram_index(db, POSTGRES_INDEX).await? {
                     db.execute_unprepared(
                         "ALTER INDEX domains_name_trgm ALTER COLUMN 1 SET STATISTICS 1000",
                     )
@@ -82,7 +81,9 @@ impl MigrationTrait for Migration {
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let db = manager.get_connection();
         match manager.get_database_backend() {
-            DatabaseBackend::Postgres => replace_trigram_index(db, POSTGRES_INDEX_BEFORE).await?,
+            DatabaseBackend::Postgres => {
+                replace_trigram_index(db, POSTGRES_INDEX_BEFORE).await?;
+            }
             _ => {
                 db.execute_unprepared("DROP TABLE domains_name_fts").await?;
                 db.execute_unprepared("DROP VIEW domains_search_text").await?;
@@ -113,12 +114,13 @@ async fn trigram_index_exists(db: &SchemaManagerConnection<'_>) -> Result<bool, 
 }
 
 /// Builds PostgreSQL's trigram index as `definition` says where it exists, and records
-/// `definition` where the index is deferred.
+/// `definition` where the index is deferred. Returns whether it exists.
 async fn replace_trigram_index(
     db: &SchemaManagerConnection<'_>,
     definition: &str,
-) -> Result<(), DbErr> {
-    if trigram_index_exists(db).await? {
+) -> Result<bool, DbErr> {
+    let exists = trigram_index_exists(db).await?;
+    if exists {
         db.execute_unprepared("DROP INDEX domains_name_trgm").await?;
         db.execute_unprepared(definition).await?;
     }
@@ -128,5 +130,5 @@ async fn replace_trigram_index(
         [definition.into()],
     ))
     .await?;
-    Ok(())
+    Ok(exists)
 }

@@ -165,35 +165,36 @@ fn table_of(definition: &str) -> Option<&str> {
 /// before that work leaves a record behind: the next start runs `build` again, which finds
 /// the index built and finishes the rest.
 pub async fn build(db: &DatabaseConnection) -> Result<usize, StoreError> {
-    let mut rows = deferred_index::Entity::find()
+    let rows = deferred_index::Entity::find()
         .order_by_asc(deferred_index::Column::Name)
         .all(db)
         .await
         .map_err(StoreError::db("read deferred indexes"))?;
-    rows.sort_by_key(|row| {
-        (!row.definition.contains("USING gin"), table_of(&row.definition) != Some("domains"))
-    });
+    // Each row with whether it indexes `domains`.
+    let mut rows: Vec<(bool, deferred_index::Model)> =
+        rows.into_iter().map(|row| (table_of(&row.definition) == Some("domains"), row)).collect();
+    rows.sort_by_key(|(on_domains, row)| (!row.definition.contains("USING gin"), !on_domains));
     let total = rows.len();
-    let Some(kept) = rows.first().map(|row| row.name.clone()) else { return Ok(0) };
+    let Some(kept) = rows.first().map(|(_, row)| row.name.clone()) else { return Ok(0) };
     let postgres = db.get_database_backend() == DatabaseBackend::Postgres;
     let at_once = if postgres { POSTGRES_BUILDS_AT_ONCE } else { 1 };
-    let on_domains = rows.iter().filter(|row| table_of(&row.definition) == Some("domains")).count();
+    let on_domains = rows.iter().filter(|(on_domains, _)| *on_domains).count();
     let (domains_left, mut domains_built) = tokio::sync::watch::channel(on_domains);
     let left = std::sync::atomic::AtomicUsize::new(total);
     let builds = async {
-        let mut builds = futures::stream::iter(rows.into_iter().enumerate().map(|(i, row)| {
-            let domains_left = &domains_left;
-            let left = &left;
-            async move {
-                let indexes_domains = table_of(&row.definition) == Some("domains");
-                build_one(db, row, i > 0, left).await?;
-                if indexes_domains {
-                    domains_left.send_modify(|n| *n -= 1);
+        let mut builds =
+            futures::stream::iter(rows.into_iter().enumerate().map(|(i, (on_domains, row))| {
+                let domains_left = &domains_left;
+                let left = &left;
+                async move {
+                    build_one(db, row, i > 0, left).await?;
+                    if on_domains {
+                        domains_left.send_modify(|n| *n -= 1);
+                    }
+                    Ok::<_, StoreError>(())
                 }
-                Ok::<_, StoreError>(())
-            }
-        }))
-        .buffer_unordered(at_once);
+            }))
+            .buffer_unordered(at_once);
         while let Some(built) = builds.next().await {
             built?;
         }
