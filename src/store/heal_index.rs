@@ -10,11 +10,12 @@ use entities::{
     label,
 };
 use foldhash::{HashMap, HashSet};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Select, sea_query::Expr};
 
 use super::{
     EntityStore, StoreError,
     prefetch::PREFETCH_CHUNK,
+    query_indexes::UNKNOWN_LEAF,
     table::{map_bytes, set_bytes},
 };
 
@@ -63,6 +64,18 @@ fn push_key(heap: &mut usize, ids: &mut Vec<DomainKey>, id: &DomainKey) {
     *heap += (ids.capacity() - capacity) * size_of::<DomainKey>();
 }
 
+/// The stored domains of chain `chain` (its column value) whose leaf label is one of
+/// `label_hashes` and unknown, the only ones a label learned now can rename. Stating that
+/// their name begins with the hash ([`UNKNOWN_LEAF`]) lets the partial index that stands in
+/// for `domains_label_hash` during a backfill serve the query
+/// ([`super::query_indexes::STAND_INS`]).
+pub fn labelled_query(chain: i64, label_hashes: &[RawHash]) -> Select<domain::Entity> {
+    domain::Entity::find()
+        .filter(domain::Column::ChainId.eq(chain))
+        .filter(domain::Column::LabelHash.is_in(label_hashes.iter().cloned()))
+        .filter(Expr::cust(UNKNOWN_LEAF))
+}
+
 impl EntityStore {
     /// Drops this store's read copies of a label another writer made known, so the next read
     /// finds it in the database. Returns whether a copy that is not committed yet says it
@@ -100,30 +113,24 @@ impl EntityStore {
             .collect()
     }
 
-    /// This chain's domains whose `column` is one of `keys`: stored rows, one query per chunk
-    /// of `stored` (the keys that can match a stored row) through that column's index, then
-    /// the rows created since the last commit that `index` lists under any of `keys`.
+    /// This chain's domains listed under any of `keys`: stored rows, by the statement `query`
+    /// builds for each chunk of `stored` (the keys that can match a stored row), then the rows
+    /// created since the last commit that `index` lists under any of `keys`.
     async fn domains_by<V>(
         &mut self,
-        column: domain::Column,
+        query: impl Fn(i64, &[V]) -> Select<domain::Entity>,
         stored: &[V],
         keys: &[V],
         index: fn(&NewRows) -> &HashMap<V, Vec<DomainKey>>,
         op: &'static str,
     ) -> Result<Vec<domain::Model>, StoreError>
     where
-        V: Into<sea_orm::Value> + Clone + Hash + Eq,
+        V: Clone + Hash + Eq,
     {
         let mut rows = Vec::new();
         for chunk in stored.chunks(PREFETCH_CHUNK) {
-            rows.extend(
-                domain::Entity::find()
-                    .filter(domain::Column::ChainId.eq(self.chain_id.column()))
-                    .filter(column.is_in(chunk.iter().cloned()))
-                    .all(&self.db)
-                    .await
-                    .map_err(StoreError::db(op))?,
-            );
+            let chunk_rows = query(self.chain_id.column(), chunk).all(&self.db).await;
+            rows.extend(chunk_rows.map_err(StoreError::db(op))?);
         }
         let mut rows = self.newest_domains(rows);
         let seen: HashSet<DomainKey> = rows.iter().map(|r| r.id.clone()).collect();
@@ -139,8 +146,9 @@ impl EntityStore {
         Ok(rows)
     }
 
-    /// Every domain of this chain whose leaf label is one of `label_hashes`, through the
-    /// `domains_label_hash` index and the rows created since the last commit.
+    /// Every domain of this chain whose leaf label is one of `label_hashes` and was unknown
+    /// when it was named: the stored ones through [`labelled_query`], and the rows created
+    /// since the last commit.
     pub async fn domains_with_labels(
         &mut self,
         label_hashes: &[RawHash],
@@ -151,8 +159,8 @@ impl EntityStore {
             .filter(|h| !self.new.labels.contains(*h) && !self.new_inflight.labels.contains(*h))
             .cloned()
             .collect();
-        let column = domain::Column::LabelHash;
-        self.domains_by(column, &stored, label_hashes, |n| &n.by_label, "domains by labels").await
+        let op = "domains by labels";
+        self.domains_by(labelled_query, &stored, label_hashes, |n| &n.by_label, op).await
     }
 
     /// The children of `parents` (each by number and key), through the children index and
@@ -170,8 +178,12 @@ impl EntityStore {
             .map(|(seq, _)| *seq)
             .collect();
         let seqs: Vec<i64> = parents.iter().map(|(seq, _)| *seq).collect();
-        let column = domain::Column::ParentSeq;
-        self.domains_by(column, &stored, &seqs, |n| &n.children, "children of domains").await
+        let children = |chain: i64, parents: &[i64]| {
+            domain::Entity::find()
+                .filter(domain::Column::ChainId.eq(chain))
+                .filter(domain::Column::ParentSeq.is_in(parents.iter().copied()))
+        };
+        self.domains_by(children, &stored, &seqs, |n| &n.children, "children of domains").await
     }
 
     /// Labels as the database holds them now, bypassing this store's copies (another writer

@@ -86,6 +86,56 @@ async fn defer_and_build_restore_the_same_indexes_postgres() {
     defer_and_build_restore_the_same_indexes(Backend::Postgres).await;
 }
 
+/// While the indexes are deferred, the heal cascade's lookup of the domains a learned label
+/// renames (`store::heal_index::labelled_query`) is served by the partial stand-in for
+/// `domains_label_hash`, which holds only the domains whose leaf label is unknown.
+async fn the_heal_lookup_by_label_reads_the_partial_stand_in(backend: Backend) {
+    use ensemble::store::heal_index::labelled_query;
+    use entities::domain::RawHash;
+    use sea_orm::{QueryTrait, TransactionTrait};
+
+    let db = TestDb::new(backend).await;
+    let conn = ensemble::store::database::connect(&db.url).await.expect("connect");
+    defer(&conn).await.expect("defer");
+    let engine = conn.get_database_backend();
+    let lookup = labelled_query(1, &[RawHash::new([7; 32]), RawHash::new([8; 32])]).build(engine);
+    let txn = conn.begin().await.expect("begin");
+    if backend == Backend::Postgres {
+        // An empty table is cheapest to scan; the question is whether the index can serve.
+        txn.execute_unprepared("SET LOCAL enable_seqscan = off").await.expect("set");
+    }
+    let explain = if backend == Backend::Postgres { "EXPLAIN" } else { "EXPLAIN QUERY PLAN" };
+    let plan: Vec<String> = txn
+        .query_all_raw(Statement::from_sql_and_values(
+            engine,
+            format!("{explain} {}", lookup.sql),
+            lookup.values.clone().map(|v| v.0).unwrap_or_default(),
+        ))
+        .await
+        .expect("explain")
+        .iter()
+        .map(|row| {
+            let column = if backend == Backend::Postgres { "QUERY PLAN" } else { "detail" };
+            row.try_get::<String>("", column).expect("plan line")
+        })
+        .collect();
+    txn.rollback().await.expect("rollback");
+    assert!(
+        plan.iter().any(|line| line.contains("domains_unknown_label_hash")),
+        "the stand-in serves the lookup: {plan:?}"
+    );
+}
+
+#[actix_rt::test]
+async fn the_heal_lookup_by_label_reads_the_partial_stand_in_sqlite() {
+    the_heal_lookup_by_label_reads_the_partial_stand_in(Backend::Sqlite).await;
+}
+
+#[actix_rt::test]
+async fn the_heal_lookup_by_label_reads_the_partial_stand_in_postgres() {
+    the_heal_lookup_by_label_reads_the_partial_stand_in(Backend::Postgres).await;
+}
+
 /// The pooled connection that built an index (with the sorter's helper threads) goes back to
 /// the API without them, after a failed build too.
 #[actix_rt::test]
