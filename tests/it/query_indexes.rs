@@ -109,7 +109,7 @@ async fn the_heal_lookup_by_label_reads_the_partial_stand_in(backend: Backend) {
         .query_all_raw(Statement::from_sql_and_values(
             engine,
             format!("{explain} {}", lookup.sql),
-            lookup.values.clone().map(|v| v.0).unwrap_or_default(),
+            lookup.values.map(|v| v.0).unwrap_or_default(),
         ))
         .await
         .expect("explain")
@@ -126,15 +126,7 @@ async fn the_heal_lookup_by_label_reads_the_partial_stand_in(backend: Backend) {
     );
 }
 
-#[actix_rt::test]
-async fn the_heal_lookup_by_label_reads_the_partial_stand_in_sqlite() {
-    the_heal_lookup_by_label_reads_the_partial_stand_in(Backend::Sqlite).await;
-}
-
-#[actix_rt::test]
-async fn the_heal_lookup_by_label_reads_the_partial_stand_in_postgres() {
-    the_heal_lookup_by_label_reads_the_partial_stand_in(Backend::Postgres).await;
-}
+crate::support::on_both_engines!(the_heal_lookup_by_label_reads_the_partial_stand_in);
 
 /// The pooled connection that built an index (with the sorter's helper threads) goes back to
 /// the API without them, after a failed build too.
