@@ -8,7 +8,8 @@
 //!
 //! Before a batch is applied, the rows it will read are prefetched in a few queries. A full
 //! dirty set is written behind, on the handler's writer thread, while the next batches are
-//! applied; the chain's progress moves only when that write has committed.
+//! applied; the chain's progress moves only when that write has committed. Between those
+//! flushes the event history goes ahead in parts (`store::history_ahead`).
 
 use std::time::Instant;
 
@@ -19,7 +20,7 @@ use std::sync::Arc;
 use super::{PipelineError, mailbox::MailboxGauge, progress::ChainProgress};
 use crate::{
     ens::{DecodedEvent, IndexContext, apply_event, history::history_rows},
-    store::{Checkpoint, Committed, EntityStore, journal::JournalWindow},
+    store::{Checkpoint, Committed, EntityStore, history_ahead::part_rows, journal::JournalWindow},
 };
 
 /// A decoded block range.
@@ -226,6 +227,10 @@ async fn write_next(
     checkpoint: Checkpoint,
     progress: &ChainProgress,
 ) -> Result<(), PipelineError> {
+    // The flush moves the checkpoint past the history a part took: that must be committed.
+    let started = Instant::now();
+    store.settle_history().await?;
+    record_phase(checkpoint.chain_id, Phase::WriteWait, started);
     let committed = match writing.take() {
         Some(last) => Some(committed(store, last, progress).await?),
         None => None,
@@ -403,6 +408,8 @@ async fn apply(
 ) -> Result<(), PipelineError> {
     let Carry { store, writer, unflushed, writing } = carry;
     let chain = ctx.chain_id.to_string();
+    // What an earlier pipeline wrote ahead of the checkpoint goes before this one writes.
+    store.clear_history_ahead().await?;
     // A journal window must hold exactly its own changes: commit earlier work first.
     if batch.journal.is_some() {
         settle(store, writing.take(), progress).await?;
@@ -479,6 +486,10 @@ async fn apply(
         write_next(store, writing, writer, checkpoint, progress).await?;
     } else {
         *unflushed = Some(checkpoint);
+        // Between flushes of a chain catching up, its history goes ahead in parts of its own.
+        if let Some(part) = store.take_history_part(part_rows(flush_rows))? {
+            writer.spawn(part);
+        }
     }
     Ok(())
 }
@@ -572,6 +583,7 @@ impl actix::Handler<Drain> for Handler {
         let fut = async move {
             let result = async {
                 settle(&mut carry.store, carry.writing.take(), &progress).await?;
+                carry.store.settle_history().await?;
                 if let (true, Some(checkpoint)) = (commit, carry.unflushed.take()) {
                     flush(&mut carry.store, &checkpoint, None, &progress).await?;
                 }

@@ -29,8 +29,15 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use sea_orm::DatabaseConnection;
 
 use super::{
-    StoreError, contract_codes::ContractCodes, domain_seq::DomainSeqs, heal_index::NewRows,
-    memory_budget::MemoryBudget, row_chunks::RowChunks, row_size::RowSize, table::load,
+    StoreError,
+    contract_codes::ContractCodes,
+    domain_seq::DomainSeqs,
+    heal_index::NewRows,
+    history_ahead::{PartInFlight, WriteTurn},
+    memory_budget::MemoryBudget,
+    row_chunks::RowChunks,
+    row_size::RowSize,
+    table::load,
     tables::CachedTables,
 };
 use crate::ChainId;
@@ -41,6 +48,17 @@ pub struct EntityStore {
     pub(super) db: DatabaseConnection,
     /// Where flushes are written ([`super::database::writer_connection`]).
     pub(super) writer: DatabaseConnection,
+    /// The turn of each write through `writer`.
+    pub(super) turn: WriteTurn,
+    /// Where the history is written ahead of the checkpoint ([`super::history_ahead`]): a
+    /// connection of its own on PostgreSQL, `writer` on SQLite.
+    pub(super) history_writer: DatabaseConnection,
+    /// `turn`, when `history_writer` is `writer`.
+    pub(super) history_turn: Option<WriteTurn>,
+    /// The history part being written, if any.
+    pub(super) part_in_flight: Option<PartInFlight>,
+    /// Whether the history past the checkpoint was deleted ([`EntityStore::clear_history_ahead`]).
+    pub(super) history_cleared: bool,
     pub(super) tables: CachedTables,
     pub(super) addresses: HashMap<(ResolverRecordKey, i64), resolver_address::Model>,
     pub(super) texts: HashMap<(ResolverRecordKey, RawHash), resolver_text::Model>,
@@ -48,8 +66,8 @@ pub struct EntityStore {
     /// Rows created since the last flush began, and those of the flush in flight.
     pub(super) new: NewRows,
     pub(super) new_inflight: NewRows,
-    /// History rows of the events applied since the last flush, in chain order, with one
-    /// row per block and per transaction among them.
+    /// History rows of the events applied since the last flush or history part, in chain
+    /// order, with one row per block and per transaction among them.
     pub(super) events: RowChunks<event::Model>,
     pub(super) event_blocks: RowChunks<event_block::Model>,
     pub(super) event_transactions: RowChunks<event_transaction::Model>,
@@ -58,6 +76,8 @@ pub struct EntityStore {
     /// Heap bytes the rows and keys changed since the last flush hold, kept as they change;
     /// [`EntityStore::dirty_bytes`] adds the containers' own slots.
     pub(super) dirty_heap: usize,
+    /// The same of the history rows held.
+    pub(super) history_heap: usize,
     /// Dirty bytes at which a flush is due.
     pub(super) flush_bytes: usize,
     /// Creation numbers of new domains.
@@ -82,9 +102,21 @@ impl EntityStore {
     pub fn new(db: DatabaseConnection, chain_id: ChainId, budget_bytes: u64) -> Self {
         let budget = MemoryBudget::split(budget_bytes, db.get_database_backend());
         let writer = super::database::writer_connection(&db, budget.page_cache);
+        let turn = WriteTurn::default();
+        let (history_writer, history_turn) =
+            if db.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
+                (super::database::writer_connection(&db, 0), None)
+            } else {
+                (writer.clone(), Some(turn.clone()))
+            };
         Self {
             db,
             writer,
+            turn,
+            history_writer,
+            history_turn,
+            part_in_flight: None,
+            history_cleared: false,
             flush_bytes: budget.flush_bytes(),
             tables: CachedTables::new(budget.read_cache, budget.key_filter),
             addresses: HashMap::new(),
@@ -97,6 +129,7 @@ impl EntityStore {
             event_transactions: RowChunks::default(),
             renamed_domains: HashSet::new(),
             dirty_heap: 0,
+            history_heap: 0,
             seqs: DomainSeqs::default(),
             contracts: ContractCodes::default(),
             chain_id,

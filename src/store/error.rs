@@ -97,6 +97,11 @@ pub enum StoreError {
         /// Rows it changed.
         updated: u64,
     },
+    /// The event history written ahead of the checkpoint stopped before it answered (its
+    /// writer's thread stopped). Nothing past the checkpoint is kept: the chain resumes from
+    /// it.
+    #[error("the event history written ahead of the checkpoint was lost with its writer")]
+    HistoryPartLost,
     /// The database URL is not one Ensemble can use.
     #[error("unsupported database url {0:?}: use sqlite://<file>?mode=rwc or postgres://...")]
     UnsupportedUrl(String),
@@ -116,7 +121,7 @@ impl StoreError {
                 source,
                 DbErr::Conn(_) | DbErr::ConnectionAcquire(_) | DbErr::Exec(_) | DbErr::Query(_)
             ),
-            Self::Unreachable { .. } => true,
+            Self::Unreachable { .. } | Self::HistoryPartLost => true,
             Self::UnsupportedUrl(_)
             | Self::SchemaBehind { .. }
             | Self::SchemaUnknown { .. }

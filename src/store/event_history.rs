@@ -63,14 +63,14 @@ impl EntityStore {
         let topics = log.topics().get(1..).unwrap_or_default();
         event.topics = PackedWords::pack_words(topics.iter().map(|t| &t.0), words.as_ref());
         event.data = PackedWords::pack_with(&log.data, words.as_ref());
-        self.dirty_heap += event.heap_bytes();
+        self.history_heap += event.heap_bytes();
         self.events.push(event);
         if self.event_blocks.last() != Some(&block) {
-            self.dirty_heap += block.heap_bytes();
+            self.history_heap += block.heap_bytes();
             self.event_blocks.push(block);
         }
         if self.event_transactions.last() != Some(&transaction) {
-            self.dirty_heap += transaction.heap_bytes();
+            self.history_heap += transaction.heap_bytes();
             self.event_transactions.push(transaction);
         }
         Ok(())

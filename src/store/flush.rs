@@ -8,6 +8,7 @@ use super::{
     EntityStore, StoreError,
     database::WalBound,
     heal_index::NewRows,
+    history_ahead::WriteTurn,
     journal::JournalWindow,
     table::{map_bytes, set_bytes, vec_bytes},
     writer::{self, Changes, Checkpoint},
@@ -23,6 +24,7 @@ pub struct Committed(super::tables::CommittedRows);
 #[derive(Debug)]
 pub struct PendingFlush {
     db: DatabaseConnection,
+    turn: WriteTurn,
     changes: Changes,
 }
 
@@ -33,6 +35,7 @@ impl PendingFlush {
         checkpoint: &Checkpoint,
         journal: Option<&JournalWindow>,
     ) -> Result<usize, StoreError> {
+        let _turn = self.turn.lock().await;
         writer::write(&self.db, &self.changes, checkpoint, journal, WalBound::Truncate).await?;
         Ok(self.changes.len())
     }
@@ -41,6 +44,7 @@ impl PendingFlush {
     /// journal, and a WAL past its bound is restarted in its file rather than truncated
     /// ([`WalBound::Reuse`]), since the next flushes fill it again.
     pub async fn write_behind(self, checkpoint: &Checkpoint) -> Result<usize, StoreError> {
+        let _turn = self.turn.lock().await;
         writer::write(&self.db, &self.changes, checkpoint, None, WalBound::Reuse).await?;
         Ok(self.changes.len())
     }
@@ -52,7 +56,8 @@ impl EntityStore {
         self.renamed_domains.len()
     }
 
-    /// Rows changed since the last flush.
+    /// Rows changed since the last flush and held for the next one (not the history a part
+    /// took, [`super::history_ahead`]).
     pub fn dirty_rows(&self) -> usize {
         self.tables.dirty_rows()
             + self.addresses.len()
@@ -67,9 +72,12 @@ impl EntityStore {
     /// ([`super::row_size::RowSize`]) and the slots of the maps and vectors holding them, by their capacity.
     /// A row replaced since the last flush counts once (address and text records, which
     /// are never read back, count each time they are set). The flush in flight holds about
-    /// as much again until it commits. The `memory` test checks this against the heap.
+    /// as much again until it commits. A history part being written counts until it is
+    /// ([`super::history_ahead`]). The `memory` test checks this against the heap.
     pub fn dirty_bytes(&self) -> usize {
         self.dirty_heap
+            + self.history_heap
+            + self.part_bytes()
             + self.tables.dirty_slot_bytes()
             + map_bytes(&self.addresses)
             + map_bytes(&self.texts)
@@ -111,7 +119,8 @@ impl EntityStore {
         };
         self.new_inflight = std::mem::take(&mut self.new);
         self.dirty_heap = 0;
-        PendingFlush { db: self.writer.clone(), changes }
+        self.history_heap = 0;
+        PendingFlush { db: self.writer.clone(), turn: self.turn.clone(), changes }
     }
 
     /// The flush in flight is committed: its rows are the database's now.
@@ -143,6 +152,7 @@ impl EntityStore {
         checkpoint: &Checkpoint,
         journal: Option<&JournalWindow>,
     ) -> Result<usize, StoreError> {
+        self.settle_history().await?;
         let rows = self.begin_flush().write(checkpoint, journal).await?;
         self.complete_flush();
         Ok(rows)

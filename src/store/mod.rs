@@ -10,6 +10,8 @@
 //!   looked up;
 //! - [`in_flight`] holds the rows of the flush being written, shared with the writer;
 //! - [`row_chunks`] holds the event history a flush collects, in chunks;
+//! - [`history_ahead`] writes that history ahead of the checkpoint while a chain catches up,
+//!   in parts of its own;
 //! - [`writer`] flushes a dirty set in ONE transaction together with the chain checkpoint, so
 //!   a crash leaves either all of a batch or none of it, and a restart resumes after the
 //!   checkpoint with nothing applied twice; [`write_txn`] is that transaction (on PostgreSQL
@@ -37,6 +39,7 @@ pub mod flush;
 pub mod heal_index;
 pub mod heal_log;
 pub mod heal_log_cursor;
+pub mod history_ahead;
 pub mod in_flight;
 pub mod journal;
 pub mod key_filter;

@@ -202,7 +202,7 @@ where
 
 /// [`insert_new`] of `chunks` of new rows, timed together into
 /// `ensemble_flush_table_seconds{entity}`: which table a flush spends its time on.
-async fn timed_insert<'a, E>(
+pub(super) async fn timed_insert<'a, E>(
     txn: &WriteTxn,
     chunks: impl IntoIterator<Item = &'a [E::Model]>,
     entity: &'static str,

@@ -19,6 +19,7 @@ mod gateway;
 mod graphql;
 mod handlers;
 mod history;
+mod history_ahead;
 mod hostile;
 mod indexing;
 mod key_listings;
