@@ -50,11 +50,9 @@ pub struct EntityStore {
     pub(super) writer: DatabaseConnection,
     /// The turn of each write through `writer`.
     pub(super) turn: WriteTurn,
-    /// Where the history is written ahead of the checkpoint ([`super::history_ahead`]): a
-    /// connection of its own on PostgreSQL, `writer` on SQLite.
-    pub(super) history_writer: DatabaseConnection,
-    /// `turn`, when `history_writer` is `writer`.
-    pub(super) history_turn: Option<WriteTurn>,
+    /// Whether the history goes ahead of the checkpoint in parts ([`super::history_ahead`]):
+    /// on SQLite.
+    pub(super) history_ahead: bool,
     /// The history part being written, if any.
     pub(super) part_in_flight: Option<PartInFlight>,
     /// Whether the history past the checkpoint was deleted ([`EntityStore::clear_history_ahead`]).
@@ -102,19 +100,12 @@ impl EntityStore {
     pub fn new(db: DatabaseConnection, chain_id: ChainId, budget_bytes: u64) -> Self {
         let budget = MemoryBudget::split(budget_bytes, db.get_database_backend());
         let writer = super::database::writer_connection(&db, budget.page_cache);
-        let turn = WriteTurn::default();
-        let (history_writer, history_turn) =
-            if db.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
-                (super::database::writer_connection(&db, 0), None)
-            } else {
-                (writer.clone(), Some(turn.clone()))
-            };
+        let history_ahead = db.get_database_backend() == sea_orm::DatabaseBackend::Sqlite;
         Self {
             db,
             writer,
-            turn,
-            history_writer,
-            history_turn,
+            turn: WriteTurn::default(),
+            history_ahead,
             part_in_flight: None,
             history_cleared: false,
             flush_bytes: budget.flush_bytes(),

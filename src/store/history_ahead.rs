@@ -5,8 +5,8 @@
 //! flush that moves the checkpoint past them, they filled most of each flush's rows and a
 //! good part of its memory, so flushes came more often; and every flush rewrites nearly each
 //! page of the tables' random-keyed indexes, whatever its size. While a chain catches up
-//! (batches written behind), the store hands its history to the writer instead, in parts of
-//! at most a quarter of a flush's rows ([`part_rows`]), each in a transaction of its own
+//! (batches written behind), a SQLite store hands its history to the writer instead, in
+//! parts of a quarter of a flush's rows ([`part_rows`]), each in a transaction of its own
 //! ([`EntityStore::take_history_part`]); a flush carries only what no part took.
 //!
 //! Two rules keep the history exact across crashes:
@@ -22,9 +22,13 @@
 //! blocks before their effects on the entities; at the head every batch's history commits
 //! with it, as before.
 //!
-//! On PostgreSQL a part is written on a connection of its own, beside the flush in flight.
-//! SQLite has one writer: a part is written on the flush's connection, each write in its turn
-//! ([`WriteTurn`]).
+//! On SQLite, where a flush ends at `indexer.flush_rows` before it fills its share of the
+//! memory budget, this makes fewer, larger flushes: 38–39 instead of 54 at 5M events, 11–21%
+//! faster (BENCHMARKS.md, the history-ahead runs). A part is written on the flush's
+//! connection, each write in its turn ([`WriteTurn`]). On PostgreSQL, whose flushes fill
+//! their smaller share of the budget first, a part frees no memory sooner than a flush does
+//! (its rows count until written): written there, parts changed no flush count and ran
+//! 3–13% slower, so the history stays in the flush.
 
 use std::{future::Future, sync::Arc};
 
@@ -37,9 +41,9 @@ use tokio::sync::oneshot;
 
 use super::{EntityStore, StoreError, row_chunks::RowChunks, writer::timed_insert};
 
-/// Whose turn it is to write through a connection of one: held for a whole transaction, so
-/// that a history part waits for the flush before it (and the reverse) without the pool's
-/// acquire timeout, which a long flush could outlast.
+/// Whose turn it is to write through the writer's connection (a pool of one): held for a
+/// whole transaction, so that a history part waits for the flush before it (and the reverse)
+/// without the pool's acquire timeout, which a long flush could outlast.
 pub type WriteTurn = Arc<tokio::sync::Mutex<()>>;
 
 /// History rows at which the store hands them to the writer, for a chain flushing at
@@ -78,7 +82,7 @@ impl EntityStore {
         part_rows: usize,
     ) -> Result<Option<impl Future<Output = ()> + Send + 'static>, StoreError> {
         let held = self.events.len() + self.event_blocks.len() + self.event_transactions.len();
-        if held < part_rows || self.history_busy()? {
+        if !self.history_ahead || held < part_rows || self.history_busy()? {
             return Ok(None);
         }
         let events = std::mem::take(&mut self.events);
@@ -88,15 +92,12 @@ impl EntityStore {
             + events.slot_bytes()
             + blocks.slot_bytes()
             + transactions.slot_bytes();
-        let (db, turn) = (self.history_writer.clone(), self.history_turn.clone());
+        let (db, turn) = (self.writer.clone(), self.turn.clone());
         let (tx, done) = oneshot::channel();
         let (abort, registration) = AbortHandle::new_pair();
         self.part_in_flight = Some(PartInFlight { done, abort, bytes });
         let write = async move {
-            let _turn = match &turn {
-                Some(turn) => Some(turn.lock().await),
-                None => None,
-            };
+            let _turn = turn.lock().await;
             let written = write_part(&db, &events, &blocks, &transactions).await;
             // The rows go before the answer, so that the store counts them as long as they
             // are held.
