@@ -8,8 +8,8 @@
 //!
 //! Before a batch is applied, the rows it will read are prefetched in a few queries. A full
 //! dirty set is written behind, on the handler's writer thread, while the next batches are
-//! applied; the chain's progress moves only when that write has committed. Between those
-//! flushes the event history goes ahead in parts (`store::history_ahead`).
+//! applied; the chain's progress moves only when that write has committed. On SQLite the
+//! event history goes ahead between those flushes, in parts (`store::history_ahead`).
 
 use std::time::Instant;
 
@@ -486,7 +486,8 @@ async fn apply(
         write_next(store, writing, writer, checkpoint, progress).await?;
     } else {
         *unflushed = Some(checkpoint);
-        // Between flushes of a chain catching up, its history goes ahead in parts of its own.
+        // Between flushes of a chain catching up, its history may go ahead in a part of its
+        // own (on SQLite: `store::history_ahead` says why).
         if let Some(part) = store.take_history_part(part_rows(flush_rows))? {
             writer.spawn(part);
         }
