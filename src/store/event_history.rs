@@ -76,3 +76,32 @@ impl EntityStore {
         Ok(())
     }
 }
+
+/// Deletes `chain`'s event history from block `first` on: what a reorg undoes, and what was
+/// written ahead of a checkpoint that never followed ([`super::history_ahead`]).
+pub(super) async fn delete_from<C: sea_orm::ConnectionTrait>(
+    db: &C,
+    chain: i64,
+    first: i64,
+) -> Result<(), StoreError> {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    event::Entity::delete_many()
+        .filter(event::Column::ChainId.eq(chain))
+        .filter(event::Column::BlockNumber.gte(first))
+        .exec(db)
+        .await
+        .map_err(StoreError::db("delete events"))?;
+    event_block::Entity::delete_many()
+        .filter(event_block::Column::ChainId.eq(chain))
+        .filter(event_block::Column::BlockNumber.gte(first))
+        .exec(db)
+        .await
+        .map_err(StoreError::db("delete event blocks"))?;
+    event_transaction::Entity::delete_many()
+        .filter(event_transaction::Column::ChainId.eq(chain))
+        .filter(event_transaction::Column::BlockNumber.gte(first))
+        .exec(db)
+        .await
+        .map_err(StoreError::db("delete event transactions"))?;
+    Ok(())
+}

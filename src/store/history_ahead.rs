@@ -34,9 +34,7 @@ use std::{future::Future, sync::Arc};
 
 use entities::{checkpoint, event, event_block, event_transaction};
 use futures::future::{AbortHandle, Abortable};
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
-};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter};
 use tokio::sync::oneshot;
 
 use super::{EntityStore, StoreError, row_chunks::RowChunks, writer::timed_insert};
@@ -163,15 +161,9 @@ impl EntityStore {
             .map_err(StoreError::db("look for history ahead"))?;
         if ahead > 0 {
             let _turn = self.turn.lock().await;
+            // Nothing else writes this chain's checkpoint before its pipeline's first write.
             let txn = super::database::begin_write(&self.writer).await?;
-            // Read again in the transaction: nothing else writes this chain's checkpoint now,
-            // but the statement then says exactly what it deletes.
-            let past = checkpoint::Entity::find_by_id(chain)
-                .one(&txn)
-                .await
-                .map_err(StoreError::db("read checkpoint"))?
-                .map_or(-1, |c| c.block_number);
-            delete_past(&txn, chain, past).await?;
+            super::event_history::delete_from(&txn, chain, past + 1).await?;
             txn.commit().await.map_err(StoreError::db("commit history cleared"))?;
             tracing::info!(target: "indexer::store", chain = chain, after = past, blocks = ahead, "Deleted the event history written ahead of the checkpoint");
         }
@@ -196,29 +188,6 @@ async fn write_part(
     txn.commit().await.map_err(StoreError::db("commit history part"))?;
     super::writer::record_table_time("history_commit", started);
     Ok(events.len() + blocks.len() + transactions.len())
-}
-
-/// Deletes `chain`'s history after block `past`.
-async fn delete_past<C: ConnectionTrait>(db: &C, chain: i64, past: i64) -> Result<(), StoreError> {
-    event::Entity::delete_many()
-        .filter(event::Column::ChainId.eq(chain))
-        .filter(event::Column::BlockNumber.gt(past))
-        .exec(db)
-        .await
-        .map_err(StoreError::db("delete events ahead"))?;
-    event_block::Entity::delete_many()
-        .filter(event_block::Column::ChainId.eq(chain))
-        .filter(event_block::Column::BlockNumber.gt(past))
-        .exec(db)
-        .await
-        .map_err(StoreError::db("delete event blocks ahead"))?;
-    event_transaction::Entity::delete_many()
-        .filter(event_transaction::Column::ChainId.eq(chain))
-        .filter(event_transaction::Column::BlockNumber.gt(past))
-        .exec(db)
-        .await
-        .map_err(StoreError::db("delete event transactions ahead"))?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use entities::{
-    checkpoint, domain, event, event_block, event_transaction, journal_entry, journal_window,
-    resolver_address, resolver_record::ResolverRecordKey, resolver_text,
+    checkpoint, domain, journal_entry, journal_window, resolver_address,
+    resolver_record::ResolverRecordKey, resolver_text,
 };
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, IntoActiveModel, Iterable,
@@ -376,24 +376,7 @@ pub async fn rollback(
         }
     }
     // The event history is append-only: everything from the first undone block goes.
-    event::Entity::delete_many()
-        .filter(event::Column::ChainId.eq(chain_id.column()))
-        .filter(event::Column::BlockNumber.gte(earliest.window_start))
-        .exec(&txn)
-        .await
-        .map_err(StoreError::db("rollback events"))?;
-    event_block::Entity::delete_many()
-        .filter(event_block::Column::ChainId.eq(chain_id.column()))
-        .filter(event_block::Column::BlockNumber.gte(earliest.window_start))
-        .exec(&txn)
-        .await
-        .map_err(StoreError::db("rollback event blocks"))?;
-    event_transaction::Entity::delete_many()
-        .filter(event_transaction::Column::ChainId.eq(chain_id.column()))
-        .filter(event_transaction::Column::BlockNumber.gte(earliest.window_start))
-        .exec(&txn)
-        .await
-        .map_err(StoreError::db("rollback event transactions"))?;
+    super::event_history::delete_from(&txn, chain_id.column(), earliest.window_start).await?;
     let starts: Vec<i64> = undo.iter().map(|w| w.window_start).collect();
     journal_entry::Entity::delete_many()
         .filter(journal_entry::Column::ChainId.eq(chain_id.column()))
