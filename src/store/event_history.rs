@@ -1,6 +1,7 @@
 //! [`EntityStore::record_event`]: the history row of an applied event, packed (its topics and
 //! data with the words its domain holds written as references), with one row per block and
-//! per transaction among the events of a flush.
+//! per transaction among the events of a flush; and [`delete_from`], which deletes a chain's
+//! history from a block on.
 
 use std::sync::Arc;
 
@@ -10,6 +11,8 @@ use entities::{
     event, event_block, event_transaction,
     packed_words::PackedWords,
 };
+
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 
 use super::{EntityStore, StoreError, row_size::RowSize};
 
@@ -79,12 +82,11 @@ impl EntityStore {
 
 /// Deletes `chain`'s event history from block `first` on: what a reorg undoes, and what was
 /// written ahead of a checkpoint that never followed ([`super::history_ahead`]).
-pub(super) async fn delete_from<C: sea_orm::ConnectionTrait>(
+pub(super) async fn delete_from<C: ConnectionTrait>(
     db: &C,
     chain: i64,
     first: i64,
 ) -> Result<(), StoreError> {
-    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
     event::Entity::delete_many()
         .filter(event::Column::ChainId.eq(chain))
         .filter(event::Column::BlockNumber.gte(first))
