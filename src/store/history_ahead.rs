@@ -23,8 +23,10 @@
 //! with it, as before.
 //!
 //! On SQLite, where a flush ends at `indexer.flush_rows` before it fills its share of the
-//! memory budget, this makes fewer, larger flushes: 38–39 instead of 54 at 5M events, 11–21%
-//! faster (BENCHMARKS.md, the history-ahead runs). A part is written on the flush's
+//! memory budget (200,000 rows at a 256 MiB budget), this makes fewer, larger flushes: 38–39
+//! instead of 54 at 5M events, 11–21% faster (BENCHMARKS.md, the history-ahead runs). With
+//! the default bound and budget the share ends SQLite's flushes first; parts were not
+//! measured apart there. A part is written on the flush's
 //! connection, each write in its turn ([`WriteTurn`]). On PostgreSQL parts were slower
 //! whatever ended its flushes. Where the flushes filled their share of the budget before
 //! their rows, a part freed no memory sooner than a flush did (its rows count until

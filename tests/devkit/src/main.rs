@@ -127,8 +127,8 @@ enum BenchCommand {
         /// Memory budget of the chain (rows written behind, read cache, SQLite page cache), MiB.
         #[arg(long, default_value_t = 512)]
         cache_mb: u64,
-        /// Dirty rows that trigger a flush.
-        #[arg(long, default_value_t = 200_000)]
+        /// Dirty rows that trigger a flush (the service's default `indexer.flush_rows`).
+        #[arg(long, default_value_t = 1_000_000)]
         flush_rows: usize,
         /// Blocks per window.
         #[arg(long, default_value_t = 2_000)]

@@ -17,7 +17,8 @@ use ensemble::{
 /// Bytes of the chain's memory budget during the bench.
 const BUDGET: u64 = 256 << 20;
 
-/// Dirty rows at which the bench flushes renames (the indexer's default `flush_rows`).
+/// Dirty rows at which the bench flushes renames (the `indexer.flush_rows` its figures were
+/// measured with).
 const FLUSH_ROWS: usize = 200_000;
 
 /// One timed step.
