@@ -26,14 +26,14 @@
 //! memory budget (200,000 rows at a 256 MiB budget), this makes fewer, larger flushes: 38–39
 //! instead of 54 at 5M events, 11–21% faster (BENCHMARKS.md, the history-ahead runs). With
 //! the default bound and budget the share ends SQLite's flushes first; parts were not
-//! measured apart there. A part is written on the flush's
-//! connection, each write in its turn ([`WriteTurn`]). On PostgreSQL parts were slower
-//! whatever ended its flushes. Where the flushes filled their share of the budget before
-//! their rows, a part freed no memory sooner than a flush did (its rows count until
-//! written): parts changed no flush count and ran 3–13% slower. Where the flushes ended at
-//! their rows (an eighth of the budget for the read cache; BENCHMARKS.md, the read-cache
-//! runs), parts made 36 flushes instead of 54 and the run was 12% slower in one pair, the
-//! flushes' statements taking longer in all. So the history stays in the flush.
+//! measured apart there. A part is written on the flush's connection, each write in its turn
+//! ([`WriteTurn`]). On PostgreSQL parts were slower whatever ended its flushes. Where the
+//! flushes filled their share of the budget before their rows, a part freed no memory sooner
+//! than a flush did (its rows count until written): parts changed no flush count and ran
+//! 3–13% slower. Where the flushes ended at their rows (an eighth of the budget for the read
+//! cache; BENCHMARKS.md, the read-cache runs), parts made 36 flushes instead of 54 and the run
+//! was 12% slower in one pair, the flushes' statements taking longer in all. So the history
+//! stays in the flush.
 
 use std::{future::Future, sync::Arc};
 
