@@ -11,7 +11,6 @@ use entities::{
     event, event_block, event_transaction,
     packed_words::PackedWords,
 };
-
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 
 use super::{EntityStore, StoreError, row_size::RowSize};
