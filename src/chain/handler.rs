@@ -192,13 +192,13 @@ async fn settle(
     let chain = writing.checkpoint.chain_id;
     let committed = committed(store, writing, progress).await?;
     let started = Instant::now();
-    store.cache_committed(committed);
+    store.forget_committed(committed);
     record_phase(chain, Phase::WriteHandover, started);
     Ok(())
 }
 
-/// Waits for `writing` to commit and takes its rows out of flight, for the caller to cache
-/// ([`EntityStore::take_committed`]).
+/// Waits for `writing` to commit and takes its rows out of flight, for the caller to have the
+/// read cache forget ([`EntityStore::take_committed`]).
 async fn committed(
     store: &mut EntityStore,
     mut writing: Writing,
@@ -217,9 +217,10 @@ async fn committed(
 }
 
 /// Waits for the write in flight, if any, and starts writing everything dirty behind it
-/// with `checkpoint`. The committed rows go into the read cache after the next write has
-/// begun: the writer waited for those inserts between two flushes, 8.9 s of a 5M-event
-/// SQLite backfill against 1.3 s for handing the next flush over (BENCHMARKS.md).
+/// with `checkpoint`. The read cache forgets the committed rows after the next write has
+/// begun: the writer waits for nothing the handler does with them (when the rows went into
+/// the cache, the writer had waited 8.9 s of a 5M-event SQLite backfill for those inserts,
+/// against 1.3 s for handing the next flush over; BENCHMARKS.md).
 async fn write_next(
     store: &mut EntityStore,
     writing: &mut Option<Writing>,
@@ -235,12 +236,12 @@ async fn write_next(
         Some(last) => Some(committed(store, last, progress).await?),
         None => None,
     };
-    // No await from here on: the store is not read while the committed rows are in neither
-    // the flight nor the cache.
+    // No await from here on: the store is not read while the committed rows are out of
+    // flight and the cache may still hold older versions of them.
     let (chain, started) = (checkpoint.chain_id, Instant::now());
     *writing = Some(write_behind(store, writer, checkpoint));
     if let Some(committed) = committed {
-        store.cache_committed(committed);
+        store.forget_committed(committed);
     }
     record_phase(chain, Phase::WriteHandover, started);
     Ok(())

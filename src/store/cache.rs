@@ -46,10 +46,11 @@ impl<V: RowSize + Clone + Send + Sync + 'static, K: CacheKey> EntityCache<V, K> 
     pub fn new(table: &'static str, bytes: u64) -> Self {
         let inner = Cache::builder()
             .max_capacity(bytes)
-            // Least recently used goes first, and every row offered is admitted. Rows enter
-            // once, when their flush commits (`Table::cache_committed`), and moka's default
-            // admission (TinyLFU) turns away a new key seen fewer times than the entry it
-            // would evict: the rows a flush just wrote, the likeliest to be read next.
+            // Least recently used goes first, and every row offered is admitted. A row enters
+            // once, when a batch has read it from the database and left it unchanged
+            // (`Table::end_batch`). Moka's default admission (TinyLFU) turns away a new key
+            // seen fewer times than the entry it would evict: a key offered once, as each is
+            // here, would mostly be turned away.
             .eviction_policy(moka::policy::EvictionPolicy::lru())
             .weigher(|_: &K, row: &Option<V>| {
                 // A row's size includes its inline part; an absence is just the `Option`.

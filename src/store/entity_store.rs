@@ -1,12 +1,13 @@
 //! [`EntityStore`]: what handlers read and write.
 //!
 //! Reads look at the dirty set, then the rows of the flush in flight, then the moka cache,
-//! then the database. Writes go to the dirty set. [`EntityStore::begin_flush`] moves the
-//! dirty set in flight and hands it to the writer as one transaction with the checkpoint;
-//! the handler may apply the next batch while it is written, and
-//! [`EntityStore::complete_flush`] moves the in-flight rows into the cache once committed
-//! (or [`EntityStore::take_committed`] and [`EntityStore::cache_committed`], with the next
-//! flush begun in between).
+//! then the database; the cache holds rows read from the database that no batch has changed
+//! since. Writes go to the dirty set. [`EntityStore::begin_flush`] moves the dirty set in
+//! flight and hands it to the writer as one transaction with the checkpoint; the handler may
+//! apply the next batch while it is written, and once it is committed
+//! [`EntityStore::complete_flush`] drops the in-flight rows and has the cache forget its
+//! older versions of them (or [`EntityStore::take_committed`] and
+//! [`EntityStore::forget_committed`], with the next flush begun in between).
 //! If a write fails, nothing of it was committed; the handler stops and the chain resumes
 //! from the previous checkpoint, as after a crash.
 //!

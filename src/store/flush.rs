@@ -14,7 +14,7 @@ use super::{
     writer::{self, Changes, Checkpoint},
 };
 
-/// The rows of a committed flush on their way from the flight into the read cache
+/// The rows of a committed flush, out of flight, whose keys the read cache has yet to forget
 /// ([`EntityStore::take_committed`]).
 #[derive(Debug)]
 pub struct Committed(super::tables::CommittedRows);
@@ -123,24 +123,27 @@ impl EntityStore {
         PendingFlush { db: self.writer.clone(), turn: self.turn.clone(), changes }
     }
 
-    /// The flush in flight is committed: its rows are the database's now.
+    /// The flush in flight is committed: its rows are the database's now, and the next read
+    /// of one that is not dirty asks the database.
     pub fn complete_flush(&mut self) {
         let committed = self.take_committed();
-        self.cache_committed(committed);
+        self.forget_committed(committed);
     }
 
     /// [`EntityStore::complete_flush`] in two steps, so that the next flush can begin in
     /// between: this one takes the committed rows out of flight, and
-    /// [`EntityStore::cache_committed`] puts them into the read cache. Nothing may read the
-    /// store between the two: a committed row that is not dirty is in neither layer then.
+    /// [`EntityStore::forget_committed`] has the read cache forget what it holds for them.
+    /// Nothing may read the store between the two: the cache may still hold an older version
+    /// of a committed row (or its absence) that the flight no longer hides.
     pub fn take_committed(&mut self) -> Committed {
         self.new_inflight = NewRows::default();
         Committed(self.tables.take_committed())
     }
 
-    /// Puts the rows [`EntityStore::take_committed`] took into the read cache.
-    pub fn cache_committed(&mut self, committed: Committed) {
-        self.tables.cache_committed(committed.0);
+    /// Has the read cache forget its versions of the rows [`EntityStore::take_committed`]
+    /// took, and drops those rows.
+    pub fn forget_committed(&mut self, committed: Committed) {
+        self.tables.forget_committed(committed.0);
     }
 
     /// Writes every change and `checkpoint` in one transaction and waits for it. On error
@@ -156,5 +159,74 @@ impl EntityStore {
         let rows = self.begin_flush().write(checkpoint, journal).await?;
         self.complete_flush();
         Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use entities::{
+        contract_node_key::{ADDRESS_BYTES, NODE_BYTES},
+        resolver_record::{self, ResolverRecordKey},
+    };
+
+    use super::*;
+    use crate::{
+        ChainId,
+        store::{database, prefetch::PrefetchKeys},
+    };
+
+    fn record(name: &str) -> resolver_record::Model {
+        resolver_record::Model {
+            id: ResolverRecordKey::new(1, &[0x11; ADDRESS_BYTES], &[0x22; NODE_BYTES]),
+            name: Some(name.to_owned()),
+            contenthash: None,
+            pubkey_x: None,
+            pubkey_y: None,
+            version: 0,
+        }
+    }
+
+    async fn flush(store: &mut EntityStore, block: u64) {
+        let checkpoint = Checkpoint {
+            chain_id: ChainId(1),
+            block_number: block,
+            block_hash: format!("{block:#066x}"),
+        };
+        store.flush(&checkpoint, None).await.expect("flush");
+    }
+
+    /// What a prefetch of `key` pinned for the batch.
+    async fn prefetched(
+        store: &mut EntityStore,
+        key: &ResolverRecordKey,
+    ) -> Option<Option<resolver_record::Model>> {
+        let keys = PrefetchKeys { records: vec![key.clone()], ..Default::default() };
+        store.prefetch(keys).await.expect("prefetch");
+        store.tables.records.batch.get(key).cloned()
+    }
+
+    /// Once its flush has committed, a row is read from the database, never from what the
+    /// read cache held for its key before: an absence, or an older version a batch read.
+    #[tokio::test]
+    async fn a_committed_row_is_read_from_the_database_not_an_older_cached_version() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("forget.sqlite").display());
+        let db = database::connect(&url).await.expect("database");
+        let mut store = EntityStore::new(db, ChainId(1), 1 << 20);
+        let first = record("first");
+        // An absence cached before the row existed (a read the key filter let through).
+        store.tables.records.cache.insert(first.id.clone(), None);
+        store.create_record(first.clone());
+        flush(&mut store, 1).await;
+        assert_eq!(prefetched(&mut store, &first.id).await, Some(Some(first.clone())));
+        // Read and left unchanged: the batch's end caches it.
+        store.end_batch();
+        assert_eq!(store.tables.records.cache.peek(&first.id), Some(first.clone()));
+
+        let second = record("second");
+        store.put_record(second.clone());
+        flush(&mut store, 2).await;
+        assert_eq!(store.tables.records.cache.peek(&first.id), None, "the cache forgot it");
+        assert_eq!(prefetched(&mut store, &first.id).await, Some(Some(second)));
     }
 }

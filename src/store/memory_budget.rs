@@ -11,20 +11,20 @@
 //! mailboxes and the allocator's own slack.
 //!
 //! The shares follow what each buys (BENCHMARKS.md, the memory-budget, budget-split and read-cache
-//! runs). The read cache saves the prefetch's queries. On SQLite, since rows enter it only when
-//! their flush commits, an eighth of the budget costs the prefetch 4–10% more keys than three
-//! eighths did at 5M events, read from a database that is local and mostly in the kernel's file
-//! cache. It ran as fast at a 512 MiB budget, within the machine's drift at 256 MiB (where a few
-//! percent is not ruled out), and peaked 70–180 MB lower, which kept the process within the budget
-//! plus 256 MB (flushes ended at 200,000 rows then). PostgreSQL's prefetch crosses a socket to
-//! another process for each read, so there it keeps half: at 5M events an eighth asked the server
-//! for 17% more keys at a 256 MiB budget and 31% more at 512; it peaked 100–235 MB lower, but was
-//! no faster at 256 MiB (within the machine's drift) and 3% slower on average at 512, where its
-//! prefetch waited 5–10 s longer. The rows written behind take the rest: a flush ends at
-//! `indexer.flush_rows` or at its share's half, whichever comes first. The writer's page cache
-//! saves index reads on every upsert, but the kernel's file cache serves most of them: at 256 MiB
-//! and 1.5M events, 32 MiB of it ran within the machine's drift of 64 or 96, and at 5M events
-//! 96 MiB of it was no faster than 32.
+//! runs, which cached a committed flush's rows too; now the cache holds only rows read from the
+//! database, `store::table`). The read cache saves the prefetch's queries. On SQLite an eighth of
+//! the budget cost the prefetch 4–10% more keys than three eighths did at 5M events, read from a
+//! database that is local and mostly in the kernel's file cache. It ran as fast at a 512 MiB
+//! budget, within the machine's drift at 256 MiB (where a few percent is not ruled out), and peaked
+//! 70–180 MB lower, which kept the process within the budget plus 256 MB (flushes ended at 200,000
+//! rows then). PostgreSQL's prefetch crosses a socket to another process for each read, so there it
+//! keeps half: at 5M events an eighth asked the server for 17% more keys at a 256 MiB budget and
+//! 31% more at 512; it peaked 100–235 MB lower, but was no faster at 256 MiB (within the machine's
+//! drift) and 3% slower on average at 512, where its prefetch waited 5–10 s longer. The rows
+//! written behind take the rest: a flush ends at `indexer.flush_rows` or at its share's half,
+//! whichever comes first. The writer's page cache saves index reads on every upsert, but the
+//! kernel's file cache serves most of them: at 256 MiB and 1.5M events, 32 MiB of it ran within the
+//! machine's drift of 64 or 96, and at 5M events 96 MiB of it was no faster than 32.
 
 use sea_orm::DatabaseBackend;
 

@@ -31,7 +31,7 @@ pub(super) struct Table<M: Clone + Send + Sync + 'static, K: CacheKey> {
     /// flushes were cut that much shorter (BENCHMARKS.md).
     pub(super) dirty: HashMap<K, Box<M>>,
     /// Rows of the flush being written: not committed yet, so the database does not have
-    /// them and the cache may already have evicted them.
+    /// them and the cache does not hold them.
     pub(super) inflight: InFlight<K, M>,
     /// Rows (and absences) prefetched for the batch being applied, held here until the batch
     /// ends ([`Table::end_batch`]): a full cache may evict a row before the batch reads it,
@@ -39,10 +39,10 @@ pub(super) struct Table<M: Clone + Send + Sync + 'static, K: CacheKey> {
     /// of the prefetched reads back into single queries (BENCHMARKS.md).
     pub(super) batch: HashMap<K, Option<M>>,
     /// Keys of `batch` read from the database (the others were pinned from the cache). At the
-    /// batch's end those the batch did not change go into the cache; a changed one goes in
-    /// when its flush commits. Caching every row as it was read cost a moka insert for rows
-    /// about to be replaced: those inserts were an eighth of the pipeline thread's time
-    /// (BENCHMARKS.md).
+    /// batch's end those the batch did not change go into the cache; a changed one does not
+    /// (its flush writes it, [`Table::forget_committed`]). Caching every row as it was read
+    /// cost a moka insert for rows about to be replaced: those inserts were an eighth of the
+    /// pipeline thread's time (BENCHMARKS.md).
     pub(super) loaded: Vec<K>,
     /// Keys of `dirty` the store created since the last flush began ([`Table::create`]): no
     /// version of them is stored, so the flush inserts them without asking the database.
@@ -183,20 +183,27 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
         (rows, flags)
     }
 
-    /// The committed flush's rows, out of flight but not cached yet: the caller hands them to
-    /// [`Table::cache_committed`] before the table is read again.
+    /// The committed flush's rows, out of flight: the caller hands them to
+    /// [`Table::forget_committed`] before the table is read again.
     pub(super) fn take_committed(&mut self) -> InFlight<K, M> {
         self.inflight.take()
     }
 
-    /// The flush in flight committed: its rows go into the read cache, where the next reads
-    /// of them look once they are neither dirty nor in flight. Until then those two layers
-    /// hold the newest version and the cache is not read, so a row enters the cache once
-    /// per flush rather than at every change (a domain changes several times in a flush;
-    /// the inserts were an eighth of the handler thread's profile).
-    pub(super) fn cache_committed(&mut self, mut committed: InFlight<K, M>) {
-        for (key, row) in committed.complete() {
-            self.cache.insert(key, Some(row));
+    /// The flush in flight committed: its rows are the database's now. The read cache forgets
+    /// whatever it held for their keys (an older version, or an absence), so the next read of
+    /// one that is neither dirty nor in flight asks the database; the rows themselves are
+    /// dropped, not cached.
+    ///
+    /// Caching them cost more than it spared. On SQLite a flush holds more rows than the
+    /// read cache (an eighth of the budget against the flush's three eighths), so most of
+    /// them evicted each other as they went in; on PostgreSQL, whose cache holds a flush,
+    /// inserting them and evicting the rows before took 11–13 s of the handler's thread at 5M
+    /// events and spared 23% of the prefetch's reads. Without them the backfill ran as fast
+    /// or faster on both engines, with 7–12 s less CPU and, on PostgreSQL, a peak 90–110 MB
+    /// lower (BENCHMARKS.md, the committed-rows runs).
+    pub(super) fn forget_committed(&mut self, committed: InFlight<K, M>) {
+        for key in committed.keys() {
+            self.cache.invalidate(key);
         }
     }
 

@@ -357,14 +357,15 @@ macro_rules! derive_tables {
                 CommittedRows { $($field: self.$field.take_committed(),)* }
             }
 
-            /// Puts the rows of a committed flush into the read caches.
-            pub(super) fn cache_committed(&mut self, committed: CommittedRows) {
-                $(self.$field.cache_committed(committed.$field);)*
+            /// Has the read caches forget what they hold for a committed flush's rows
+            /// ([`Table::forget_committed`]).
+            pub(super) fn forget_committed(&mut self, committed: CommittedRows) {
+                $(self.$field.forget_committed(committed.$field);)*
             }
         }
 
         /// The rows of every write-behind table of a committed flush, between leaving the
-        /// flight and entering the read cache.
+        /// flight and the read caches' forgetting their keys.
         #[derive(Debug)]
         pub struct CommittedRows {
             $($field: InFlight<<$entity::Entity as WriteBehind>::Key, $entity::Model>,)*
