@@ -195,12 +195,13 @@ impl<M: Clone + Send + Sync + 'static, K: CacheKey> Table<M, K> {
     /// dropped, not cached.
     ///
     /// Caching them cost more than it spared. On SQLite a flush holds more rows than the
-    /// read cache (an eighth of the budget against the flush's three eighths), so most of
-    /// them evicted each other as they went in; on PostgreSQL, whose cache holds a flush,
-    /// inserting them and evicting the rows before took 11–13 s of the handler's thread at 5M
-    /// events and spared 23% of the prefetch's reads. Without them the backfill ran as fast
-    /// or faster on both engines, with 7–12 s less CPU and, on PostgreSQL, a peak 90–110 MB
-    /// lower (BENCHMARKS.md, the committed-rows runs).
+    /// read cache (up to three eighths of the budget against an eighth), so most of them
+    /// evicted each other as they went in, and they spared 3.5% of the prefetch's reads; on
+    /// PostgreSQL, whose cache holds a flush, they spared 23%. Inserting them took 5–9 s of
+    /// the handler's thread at 5M events (the handover between flushes took 7.7–12.6 s with
+    /// them, 2.8–3.9 s without). Without them the backfill ran 4.0% (SQLite) and 3.4%
+    /// (PostgreSQL) faster on average, within the machine's drift; on PostgreSQL with 7–12 s
+    /// less CPU and a peak about 100 MB lower (BENCHMARKS.md, the committed-rows runs).
     pub(super) fn forget_committed(&mut self, committed: InFlight<K, M>) {
         for key in committed.keys() {
             self.cache.invalidate(key);
